@@ -1,0 +1,1 @@
+"""choreograph hardware: robots, drivers and simulators that stages talk to."""

@@ -1,0 +1,1 @@
+"""MJCF robot models and scene/asset generation."""

@@ -1,0 +1,1 @@
+"""choreograph stages: everything that transforms data."""
