@@ -1,0 +1,104 @@
+"""The choreograph command: compose the config, check the graph, run it.
+
+``choreograph`` and ``python -m stages`` are the same entry point.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import time
+from pathlib import Path
+
+import hydra
+from hydra.core.hydra_config import HydraConfig
+from hydra.types import RunMode
+from omegaconf import DictConfig, OmegaConf
+
+from stages.artifacts import atomic_write_text
+from stages.config import register
+from stages.errors import ChoreographError
+from stages.graph import RunRecord, build_graph, check_targets, run_graph, write_run_files
+
+register()
+log = logging.getLogger("choreograph")
+
+
+def run_config(cfg: DictConfig, run_dir: Path) -> RunRecord:
+    """Resolve the config once (``${now:}`` included), build the graph and run it.
+
+    A config that cannot be resolved or a graph that does not check is a failed run
+    like any other: status.json says why, and no stage runs.
+    """
+    t0 = time.perf_counter()
+    try:
+        plain = OmegaConf.to_container(cfg, resolve=True)
+        check_targets(plain)
+        graph = build_graph(plain["pipeline"]["stages"])
+    except Exception as exc:  # noqa: BLE001 - recorded in status.json
+        kind = type(exc).__name__ if isinstance(exc, ChoreographError) else "ConfigError"
+        error = f"{kind}: {exc}"
+        log.error("config failed: %s", error)
+        run_dir.mkdir(parents=True, exist_ok=True)
+        seconds = round(time.perf_counter() - t0, 3)
+        write_run_files(run_dir, {}, None, error, seconds)
+        return RunRecord("failed", None, error, seconds, {}, {})
+    return run_graph(graph, run_dir, int(plain["seed"]))
+
+
+CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
+
+
+@hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="choreograph")
+def _hydra_main(cfg: DictConfig) -> str:
+    hc = HydraConfig.get()
+    run_dir = Path(hc.runtime.output_dir)
+    _set_console_level(str(cfg.runner.log_level.value))
+    _make_replayable(run_dir / hc.output_subdir / "config.yaml")
+    record = run_config(cfg, run_dir)
+    if record.ok:
+        print(f"choreograph: ok — {run_dir}", file=sys.stderr)
+        return "ok"
+    print(f"choreograph: failed at {record.failed_stage or 'config'}: {record.error} "
+          f"(details in {run_dir / 'run.log'})", file=sys.stderr)
+    if hc.mode != RunMode.MULTIRUN:
+        sys.exit(1)
+    return "failed"
+
+
+REPLAY_HEADER = """\
+# Re-run this exact config: choreograph --config-dir <this folder> --config-name config
+defaults:
+  - choreograph_schema
+  - _self_
+  - override hydra/job_logging: choreograph
+  - override hydra/hydra_logging: none
+hydra:
+  run:
+    dir: runs/${pipeline.name}/${now:%Y-%m-%d_%H-%M-%S}
+  job:
+    chdir: false
+"""
+
+
+def _make_replayable(saved: Path) -> None:
+    """Give the saved config the defaults Hydra consumed, so it re-runs on its own."""
+    text = saved.read_text()
+    if not text.startswith(REPLAY_HEADER):
+        atomic_write_text(saved, REPLAY_HEADER + text)
+
+
+def _set_console_level(level: str) -> None:
+    for handler in logging.getLogger().handlers:
+        if type(handler) is logging.StreamHandler:
+            handler.setLevel(level)
+
+
+def main() -> None:
+    os.environ.setdefault("HYDRA_FULL_ERROR", "0")
+    _hydra_main()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,92 @@
+"""Structured-config schemas registered in Hydra's ConfigStore.
+
+They make a wrong key or a wrong type fail at compose time, naming the key:
+``robot.clearance_m=abc`` or ``seed=x`` never reach a stage. Groups whose contents
+belong to one stage (``planner``, ``path``, ...) are typed ``Any`` here and are
+checked by the stage that uses them, at construction, before anything runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from hydra.core.config_store import ConfigStore
+from omegaconf import MISSING
+
+
+@dataclass
+class GripperSchema:
+    actuators: list[str] = MISSING
+    open: float = 0.04
+    closed: float = 0.0
+
+
+@dataclass
+class ArmSchema:
+    joints: list[str] = MISSING
+    ee_site: str = MISSING
+    gripper: GripperSchema | None = None
+    velocity_limits: list[float] | None = None  # rad/s
+    acceleration_limits: list[float] | None = None  # rad/s^2
+
+
+@dataclass
+class RobotSchema:
+    name: str = MISSING
+    mjcf: str = MISSING  # absolute, or relative to the repo root
+    clearance_m: float = 0.005
+    arms: dict[str, ArmSchema] = MISSING
+    home: dict[str, list[float]] = MISSING
+    extra: dict[str, Any] = field(default_factory=dict)  # robot-specific keys, free-form
+
+
+@dataclass
+class PipelineSchema:
+    name: str = MISSING
+    stages: dict[str, Any] = MISSING
+
+
+class LogLevel(str, Enum):
+    DEBUG = "DEBUG"
+    INFO = "INFO"
+    WARNING = "WARNING"
+    ERROR = "ERROR"
+
+
+@dataclass
+class RunnerSchema:
+    log_level: LogLevel = LogLevel.INFO  # console level; run.log always gets DEBUG
+
+
+@dataclass
+class PathsSchema:
+    output_dir: str = MISSING
+
+
+@dataclass
+class ChoreographSchema:
+    seed: int = 0
+    pipeline: PipelineSchema = MISSING
+    robot: RobotSchema = MISSING
+    scene: dict[str, Any] = field(default_factory=dict)
+    runner: RunnerSchema = field(default_factory=RunnerSchema)
+    paths: PathsSchema = field(default_factory=PathsSchema)
+    # groups owned by the stages that read them (validated there)
+    planner: Any = None
+    retimer: Any = None
+    hardware: Any = None
+    start: Any = None
+    goal: Any = None
+    calibration: Any = None
+    drive: Any = None
+    path: Any = None
+    follower: Any = None
+    teleop: Any = None
+    task: Any = None
+    bench: Any = None
+
+
+def register() -> None:
+    ConfigStore.instance().store(name="choreograph_schema", node=ChoreographSchema)

@@ -1,0 +1,48 @@
+"""Shared fixtures: compose configs the way the CLI does, with outputs in tmp_path."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("MUJOCO_GL", "egl")
+
+REPO = Path(__file__).resolve().parents[1]
+CONF = REPO / "conf"
+
+
+@pytest.fixture
+def compose(tmp_path):
+    """compose(overrides) -> DictConfig with HydraConfig set and the run dir in tmp_path."""
+    from hydra import compose as hydra_compose
+    from hydra import initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+    from hydra.core.hydra_config import HydraConfig
+
+    from stages.config import register
+
+    register()
+
+    def _compose(overrides=(), run_dir: Path | None = None):
+        GlobalHydra.instance().clear()
+        run_dir = run_dir or tmp_path / "run"
+        with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+            cfg = hydra_compose("choreograph", overrides=[*overrides, f"hydra.run.dir={run_dir}"],
+                                return_hydra_config=True)
+        HydraConfig.instance().set_config(cfg)
+        cfg.hydra.runtime.output_dir = str(run_dir)
+        return cfg
+
+    yield _compose
+    GlobalHydra.instance().clear()
+
+
+def run_cli(*args: str, cwd: Path | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
+    """Run the real CLI (python -m stages) and capture its output."""
+    env = {**os.environ, "MUJOCO_GL": os.environ.get("MUJOCO_GL", "egl")}
+    return subprocess.run([sys.executable, "-m", "stages", *args], cwd=cwd or REPO, env=env,
+                          capture_output=True, text=True, timeout=timeout)
