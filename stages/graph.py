@@ -114,7 +114,9 @@ def resolve_target(target: str, where: str) -> type:
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
-        raise ConfigError(f"{where}._target_={target!r}: cannot import {module_name!r} ({exc})")
+        raise ConfigError(
+            f"{where}._target_={target!r}: cannot import {module_name!r} ({exc})"
+        ) from exc
     try:
         return getattr(module, attr)
     except AttributeError:
