@@ -22,6 +22,7 @@ def compose(tmp_path):
     from hydra import initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
     from hydra.core.hydra_config import HydraConfig
+    from omegaconf import open_dict, read_write
 
     from stages.config import register
 
@@ -33,8 +34,11 @@ def compose(tmp_path):
         with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
             cfg = hydra_compose("choreograph", overrides=[*overrides, f"hydra.run.dir={run_dir}"],
                                 return_hydra_config=True)
+        with read_write(cfg.hydra.runtime):
+            cfg.hydra.runtime.output_dir = str(run_dir)
         HydraConfig.instance().set_config(cfg)
-        cfg.hydra.runtime.output_dir = str(run_dir)
+        with open_dict(cfg):
+            del cfg["hydra"]   # the job's config, as the task function sees it
         return cfg
 
     yield _compose

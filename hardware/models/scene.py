@@ -8,6 +8,7 @@ the compiled ``MjModel``, a standalone XML text (``spec.to_xml()``, loadable by
 
 Scene config (``conf/scene/table.yaml``), every key optional unless marked::
 
+    skybox:  {rgb1: [...], rgb2: [...]}                              # gradient; null = none
     floor:   {size: [hx, hy], rgba1: [...], rgba2: [...]}           # checker plane at z = 0
     table:   {center: [x, y], size: [sx, sy], height: z_top, thickness: t,
               rgba: [...], friction: [...], legs: true}              # null = no table
@@ -93,11 +94,13 @@ def build_scene(robot_config: Mapping[str, Any], scene_config: Mapping[str, Any]
     asset.mkdir(parents=True, exist_ok=True)
     ctx = BuildContext(asset_dir=asset.resolve(), repo_root=REPO_ROOT)
 
+    if scfg.get("skybox", {}) is not None:
+        add_skybox(spec, _section(scfg, "skybox"))
     if scfg.get("floor", {}) is not None:
         add_floor(spec, _section(scfg, "floor"))
-    lights = _section(scfg, "lights")
-    for name, lcfg in (lights or _DEFAULT_LIGHTS).items():
-        add_light(spec, str(name), _section(lights or _DEFAULT_LIGHTS, name))
+    lights = _section(scfg, "lights") or _DEFAULT_LIGHTS
+    for name in lights:
+        add_light(spec, str(name), _section(lights, name))
     if scfg.get("table", {}) is not None:
         add_table(spec, _section(scfg, "table"))
     cams = _section(scfg, "cameras")
@@ -158,6 +161,16 @@ _DEFAULT_LIGHTS = {
     "fill": {"pos": [1.5, 1.0, 2.2], "dir": [-0.5, -0.4, -0.8], "diffuse": [0.35, 0.35, 0.35],
              "castshadow": False},
 }
+
+
+def add_skybox(spec, cfg: Mapping[str, Any]) -> None:
+    """A vertical gradient sky (a generated texture, so the XML needs no image file)."""
+    import mujoco
+
+    tex = spec.add_texture(name="skybox", type=mujoco.mjtTexture.mjTEXTURE_SKYBOX,
+                           builtin=mujoco.mjtBuiltin.mjBUILTIN_GRADIENT, width=512, height=3072)
+    tex.rgb1 = _vec(cfg.get("rgb1", [0.62, 0.7, 0.8]), 3, "scene.skybox.rgb1")
+    tex.rgb2 = _vec(cfg.get("rgb2", [0.12, 0.14, 0.18]), 3, "scene.skybox.rgb2")
 
 
 def add_floor(spec, cfg: Mapping[str, Any]) -> None:

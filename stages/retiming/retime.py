@@ -117,10 +117,17 @@ def retime_with_report(
     *,
     max_deviation_rad: float = 0.02,
     safety_margin: float = 1e-6,
-    intervals_per_unit_turn: float = 48.0,
+    intervals_per_unit_turn: float = 16.0,
+    blend_step: float = 0.02,
     max_iterations: int = 6,
 ) -> RetimeResult:
-    """Retime ``path`` and report the figures; see :func:`retime`."""
+    """Retime ``path`` and report the figures; see :func:`retime`.
+
+    ``max_deviation_rad``: corner blends stay this close to the polyline (0: no blends, stop
+    at every corner). ``safety_margin``: relative shrink of the limits for the solve (covers
+    round-off). ``intervals_per_unit_turn`` and ``blend_step``: grid resolution on blends.
+    ``max_iterations``: solves allowed to remove violations found at the samples.
+    """
     start = time.perf_counter()
     _validate(path, rate_hz, max_deviation_rad, safety_margin)
     vlim = _limits("velocity_limits", velocity_limits, path.dof)
@@ -138,7 +145,8 @@ def retime_with_report(
     for iteration in range(1, max_iterations + 1):
         try:
             profile = solve_topp(gpath, vlim * vel_scale[:, None], alim * acc_scale[:, None],
-                                 intervals_per_unit_turn=intervals_per_unit_turn)
+                                 intervals_per_unit_turn=intervals_per_unit_turn,
+                                 blend_step=blend_step)
         except ZeroDivisionError as exc:
             raise RetimingError(f"could not time the path: {exc}") from exc
         times, q, vel, acc, piece = _sample(gpath, profile, rate_hz)
@@ -178,23 +186,17 @@ def retime(
     velocity_limits,
     acceleration_limits,
     rate_hz: float = 125.0,
-    *,
-    max_deviation_rad: float = 0.02,
-    safety_margin: float = 1e-6,
-    intervals_per_unit_turn: float = 48.0,
-    max_iterations: int = 6,
+    **options: Any,
 ) -> Trajectory:
     """Time-parameterize ``path`` under per-joint limits, sampled at ``t_k = k / rate_hz``.
 
     ``velocity_limits``/``acceleration_limits``: one positive value per joint (or one scalar
     for all), symmetric (±). The motion starts and ends at rest at the path's end waypoints
-    and never leaves a tube of radius ``max_deviation_rad`` (joint-space Euclidean) around
-    the polyline; corners turning more than 175° are passed at rest. No sample exceeds a
-    limit. Raises ``RetimingError`` on bad input. Use :func:`retime_with_report` for the
-    duration, the deviation actually used and the other figures.
+    and never leaves a tube of radius ``max_deviation_rad`` (joint-space Euclidean, default
+    0.02) around the polyline; corners turning more than 175° are passed at rest. No sample
+    exceeds a limit. Raises ``RetimingError`` on bad input. ``options`` are the keyword
+    options of :func:`retime_with_report`, which also returns the duration, the deviation
+    actually used and the other figures.
     """
-    return retime_with_report(
-        path, velocity_limits, acceleration_limits, rate_hz,
-        max_deviation_rad=max_deviation_rad, safety_margin=safety_margin,
-        intervals_per_unit_turn=intervals_per_unit_turn, max_iterations=max_iterations,
-    ).trajectory
+    return retime_with_report(path, velocity_limits, acceleration_limits, rate_hz,
+                              **options).trajectory

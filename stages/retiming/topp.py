@@ -113,7 +113,10 @@ def _controllable_x(p, q, inv2d, cap, beta, guess):
             return x
         if slope <= 0.0:
             return 0.0
-        x = max(x - gap / slope, 0.0)
+        step = gap / slope
+        if step <= 1e-13 * x:  # round-off level: infeasible by ~1e-13, far inside the margin
+            return x - step
+        x = max(x - step, 0.0)
         gap, slope, scale = _gap(p, q, inv2d, beta, x)
     return x
 
@@ -139,10 +142,15 @@ def solve_topp(
     path: BlendedPath,
     velocity_limits: np.ndarray,
     acceleration_limits: np.ndarray,
-    intervals_per_unit_turn: float = 48.0,
+    intervals_per_unit_turn: float = 16.0,
+    blend_step: float = 0.02,
     min_blend_intervals: int = 6,
 ) -> PathProfile:
-    """Time-optimal profile from rest to rest; limits are per piece, K×D (positive)."""
+    """Time-optimal profile from rest to rest; limits are per piece, K×D (positive).
+
+    A blend gets ``max(min_blend_intervals, intervals_per_unit_turn·|u2 - u1|,
+    length / blend_step)`` grid intervals; lines need none (closed form).
+    """
     k_pieces = path.num_pieces
     vel, acc = np.asarray(velocity_limits, float), np.asarray(acceleration_limits, float)
     with np.errstate(divide="ignore"):
@@ -153,7 +161,8 @@ def solve_topp(
     blends: dict[int, tuple] = {}
     for k in np.flatnonzero(path.is_blend):
         turn = float(np.linalg.norm(path.c2[k]) * path.lengths[k])
-        n = int(max(min_blend_intervals, np.ceil(intervals_per_unit_turn * turn)))
+        n = int(max(min_blend_intervals, np.ceil(intervals_per_unit_turn * turn),
+                    np.ceil(path.lengths[k] / blend_step)))
         sigma, delta, p, q, abs_qp = _blend_rows(path.c1[k], path.c2[k], path.lengths[k], n, acc[k])
         blends[k] = (sigma, delta, p, q, _blend_velocity_caps(abs_qp, vel[k]))
 
