@@ -46,6 +46,10 @@ class RobotSchema:
 class PipelineSchema:
     name: str = MISSING
     stages: dict[str, Any] = MISSING
+    # pipeline-level parameters the stages interpolate (goal poses, frame counts, ...)
+    goal_poses: dict[str, Any] | None = None
+    frames: int | None = None
+    params: dict[str, Any] = field(default_factory=dict)
 
 
 class LogLevel(str, Enum):

@@ -136,7 +136,7 @@ class MecanumSimulator:
         return self._state
 
     # -- physics ----------------------------------------------------------------------
-    def _motor(self, volts: np.ndarray, h: float) -> tuple[np.ndarray, np.ndarray]:
+    def _motor(self, volts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """τ = τ0 − c ω per wheel (c = 0, τ0 = 0 for a floating motor at zero command)."""
         p = self.params
         tau0 = p.wheel_stall_torque * volts / p.motor_rated_voltage_v
@@ -158,11 +158,13 @@ class MecanumSimulator:
 
     def _substep(self, volts: np.ndarray, h: float) -> np.ndarray:
         J, r, iw, minv = self._J, self._r, self._iw, self._minv
-        tau0, c = self._motor(volts, h)
+        tau0, c = self._motor(volts)
         alpha = (iw * self._w + h * tau0) / (iw + h * c)  # ω⁺ = α − β f
         beta = h * r / (iw + h * c)
-        u, w, om = self._q
-        q_free = self._q + h * (minv * self._rolling() + np.array([om * w, -om * u, 0.0]))
+        # rotating-frame term of the robot-frame equations, exactly: the velocity seen
+        # from the robot turns by −ω·h (a rotation, so it adds no energy)
+        q_free = np.r_[rotation(-self._q[2] * h) @ self._q[:2], self._q[2]]
+        q_free = q_free + h * minv * self._rolling()
         A = h * (J * minv) @ J.T + np.diag(r * beta)
         b = r * alpha - J @ q_free
         f = np.where(self._slip != 0, self._slip * self._fmax, 0.0)

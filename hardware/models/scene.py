@@ -18,6 +18,10 @@ Scene config (``conf/scene/table.yaml``), every key optional unless marked::
                        fovy_deg: 45, resolution: [W, H]}}            # scene_camera required
     objects: {<name>: {kind: box | "hardware.<module>:<function>", ...}}
 
+Keys inside these sections are checked (an unknown one is a ``ConfigError`` listing the
+allowed ones); other top-level keys belong to the parts that read them (e.g. a task's start
+pose) and are ignored here.
+
 Objects are how later parts (the tagged peg, its fixture, the ChArUco board) enter the scene by
 config alone. ``kind: box`` is built in (see :func:`add_box`); any other kind is a function
 ``f(spec, name, params, context)`` in the ``hardware`` namespace, e.g.
@@ -167,6 +171,7 @@ def add_skybox(spec, cfg: Mapping[str, Any]) -> None:
     """A vertical gradient sky (a generated texture, so the XML needs no image file)."""
     import mujoco
 
+    _check_keys(cfg, ("rgb1", "rgb2"), "scene.skybox")
     tex = spec.add_texture(name="skybox", type=mujoco.mjtTexture.mjTEXTURE_SKYBOX,
                            builtin=mujoco.mjtBuiltin.mjBUILTIN_GRADIENT, width=512, height=3072)
     tex.rgb1 = _vec(cfg.get("rgb1", [0.62, 0.7, 0.8]), 3, "scene.skybox.rgb1")
@@ -176,6 +181,7 @@ def add_skybox(spec, cfg: Mapping[str, Any]) -> None:
 def add_floor(spec, cfg: Mapping[str, Any]) -> None:
     import mujoco
 
+    _check_keys(cfg, ("size", "rgba1", "rgba2"), "scene.floor")
     hx, hy = _vec(cfg.get("size", [2.5, 2.5]), 2, "scene.floor.size")
     tex = spec.add_texture(name="floor_checker", type=mujoco.mjtTexture.mjTEXTURE_2D,
                            builtin=mujoco.mjtBuiltin.mjBUILTIN_CHECKER, width=512, height=512)
@@ -194,6 +200,7 @@ def add_light(spec, name: str, cfg: Mapping[str, Any]) -> None:
     import mujoco
 
     key = f"scene.lights.{name}"
+    _check_keys(cfg, ("pos", "dir", "diffuse", "specular", "castshadow", "directional"), key)
     light = spec.worldbody.add_light(name=name)
     light.pos = _vec(cfg.get("pos", [0, 0, 3]), 3, f"{key}.pos")
     light.dir = _vec(cfg.get("dir", [0, 0, -1]), 3, f"{key}.dir")
@@ -208,6 +215,8 @@ def add_table(spec, cfg: Mapping[str, Any]) -> None:
     """A box table top (collision) on four visual legs; the top surface at ``height``."""
     import mujoco
 
+    _check_keys(cfg, ("center", "size", "height", "thickness", "rgba", "friction", "legs"),
+                "scene.table")
     cx, cy = _vec(cfg.get("center", [0.55, 0.0]), 2, "scene.table.center")
     sx, sy = _vec(cfg.get("size", [0.6, 1.2]), 2, "scene.table.size")
     top = _num(cfg.get("height", 0.75), "scene.table.height")
@@ -234,6 +243,7 @@ def add_table(spec, cfg: Mapping[str, Any]) -> None:
 def add_camera(spec, name: str, cfg: Mapping[str, Any]) -> None:
     """A fixed camera: ``pos`` and either ``lookat`` (+ ``up``) or ``quat``; ``fovy_deg``."""
     key = f"scene.cameras.{name}"
+    _check_keys(cfg, ("pos", "lookat", "up", "quat", "fovy_deg", "resolution"), key)
     pos = _vec(cfg.get("pos"), 3, f"{key}.pos")
     if cfg.get("quat") is not None:
         quat = np.asarray(_vec(cfg["quat"], 4, f"{key}.quat"))
@@ -255,12 +265,15 @@ def add_box(spec, name: str, cfg: Mapping[str, Any], ctx: BuildContext | None = 
     """``kind: box`` — a box body: fixed, or free (``free: true``, with ``mass``).
 
     Keys: ``pos``, ``quat`` [w, x, y, z], ``size`` (half extents), ``rgba``, ``friction``,
-    ``material`` (a material already in the spec), ``free``, ``mass``, ``collide`` (default
-    true).
+    ``material`` (a material already in the spec) or ``texture`` (a PNG file: absolute, or
+    relative to the build's asset folder; mapped onto the box by MuJoCo's box UVs), ``free``,
+    ``mass``, ``condim``, ``collide`` (default true).
     """
     import mujoco
 
     key = f"scene.objects.{name}"
+    _check_keys(cfg, ("pos", "quat", "size", "rgba", "friction", "material", "texture", "free",
+                      "mass", "condim", "collide"), key)
     pos = _vec(cfg.get("pos", [0, 0, 0]), 3, f"{key}.pos")
     quat = _vec(cfg.get("quat", [1, 0, 0, 0]), 4, f"{key}.quat")
     size = _vec(cfg.get("size"), 3, f"{key}.size")
@@ -275,6 +288,9 @@ def add_box(spec, name: str, cfg: Mapping[str, Any], ctx: BuildContext | None = 
                          contype=collide, conaffinity=collide, condim=int(cfg.get("condim", 4)))
     if cfg.get("material"):
         geom.material = str(cfg["material"])
+    if cfg.get("texture"):
+        geom.material = _texture_material(spec, name, cfg["texture"], ctx, f"{key}.texture")
+        geom.rgba = [1.0, 1.0, 1.0, 1.0]
     if cfg.get("free", False):
         body.add_freejoint(name=f"{name}_free")
         mass = _num(cfg.get("mass", 0.1), f"{key}.mass")
@@ -284,6 +300,22 @@ def add_box(spec, name: str, cfg: Mapping[str, Any], ctx: BuildContext | None = 
 
 
 # ---------------------------------------------------------------------- internals
+def _texture_material(spec, name: str, texture: Any, ctx: BuildContext | None, key: str) -> str:
+    """A 2D texture from a PNG file and a material using it; returns the material name."""
+    import mujoco
+
+    p = Path(str(texture)).expanduser()
+    if not p.is_absolute():
+        p = (ctx.asset_dir if ctx is not None else Path.cwd()) / p
+    if p.suffix.lower() != ".png" or not p.is_file():
+        raise ConfigError(f"{key}: expected an existing .png file, got {str(p)!r} (MuJoCo loads "
+                          "PNG textures only; relative paths are in the build's asset folder)")
+    spec.add_texture(name=f"{name}_tex", type=mujoco.mjtTexture.mjTEXTURE_2D, file=str(p.resolve()))
+    mat = spec.add_material(name=f"{name}_mat")
+    mat.textures[mujoco.mjtTextureRole.mjTEXROLE_RGB] = f"{name}_tex"
+    return f"{name}_mat"
+
+
 def _build_object(spec, name: str, cfg: Mapping[str, Any], ctx: BuildContext) -> None:
     kind = cfg.get("kind")
     params = {k: v for k, v in cfg.items() if k != "kind"}
@@ -310,11 +342,15 @@ def _resolve_kind(name: str, kind: Any) -> Callable[..., None]:
 
 
 def _absolute_asset_dirs(spec, mjcf: Path) -> None:
-    """Make meshdir/texturedir absolute so the written XML loads from any folder."""
+    """Make meshdir/texturedir absolute when the model reads asset files, so the written XML
+    loads from any folder (a model without asset files is left as it is)."""
+    uses_files = any(getattr(mesh, "file", "") for mesh in spec.meshes) or any(
+        getattr(t, "file", "") or any(getattr(t, "cubefiles", []) or []) for t in spec.textures)
+    if not uses_files:
+        return
     base = mjcf.parent
     for attr in ("meshdir", "texturedir"):
-        value = getattr(spec, attr) or ""
-        p = Path(value)
+        p = Path(getattr(spec, attr) or "")
         setattr(spec, attr, str((p if p.is_absolute() else base / p).resolve()) + "/")
 
 
@@ -346,8 +382,15 @@ def _add_home_key(spec, model, robot_cfg: Mapping[str, Any]) -> None:
             if jid < 0:
                 return
             q[model.jnt_qposadr[jid]] = float(v)
-    key = spec.add_key(name="home")
+    key = next((k for k in spec.keys if k.name == "home"), None) or spec.add_key(name="home")
     key.qpos = q.tolist()
+
+
+def _check_keys(cfg: Mapping[str, Any], allowed: tuple[str, ...], where: str) -> None:
+    unknown = sorted(str(k) for k in cfg if k not in allowed)
+    if unknown:
+        raise ConfigError(f"{where}: unknown key(s) {', '.join(unknown)}; allowed: "
+                          f"{', '.join(allowed)}")
 
 
 def _section(cfg: Mapping[str, Any], key: str) -> Mapping[str, Any]:

@@ -65,3 +65,18 @@ class PathLimits:
                 v = np.minimum(v, v_motor)
         v = np.where(r > 0.0, v, 0.0)
         return v if v.ndim else float(v)
+
+    @classmethod
+    def from_drive(cls, drive, accel_fraction: float = 0.8,
+                   speed_fraction: float = 0.9) -> PathLimits:
+        """The planning budget of a drivetrain (anything with ``traction_accel_in_s2``,
+        ``motor_accel_in_s2`` and ``max_speed_in_s``, e.g. hardware.mecanum DriveParams):
+        ``accel_fraction`` of its acceleration (headroom for the controller's
+        corrections) and ``speed_fraction`` of its worst-direction free speed."""
+        for name, f in (("accel_fraction", accel_fraction), ("speed_fraction", speed_fraction)):
+            if not (isinstance(f, (int, float)) and 0 < f <= 1):
+                raise ConfigError(f"{name} must be in (0, 1]; got {f!r}")
+        a = drive.traction_accel_in_s2 * accel_fraction
+        return cls(max_speed_in_s=drive.max_speed_in_s * speed_fraction, max_accel_in_s2=a,
+                   brake_accel_in_s2=a, motor_accel_in_s2=drive.motor_accel_in_s2 * accel_fraction,
+                   motor_speed_in_s=drive.max_speed_in_s)

@@ -99,6 +99,15 @@ class EntrySpeedTable:
         v = np.where(x < self.corner_tangent_in[i], np.minimum(v, self.entry_speed_in_s[i]), v)
         return np.minimum(v, self.limits.max_speed_in_s)
 
+    def corner_radius_at(self, s_in: float | np.ndarray) -> np.ndarray:
+        """Radius of the corner arc the robot is on at ``s_in`` (inf on a straight part)."""
+        s = np.clip(np.asarray(s_in, dtype=float), 0.0, self.length_in)
+        i = self.segment_at(s)
+        x = s - self.cum_length_in[i]
+        r = np.where(x < self.corner_tangent_in[i], self.corner_radius_in[i], np.inf)
+        tail = x > self.lengths_in[i] - self.corner_tangent_in[i + 1]
+        return np.where(tail, np.minimum(r, self.corner_radius_in[i + 1]), r)
+
     def braking_distance_in(self, speed_in_s: float, target_speed_in_s: float = 0.0) -> float:
         """Distance to slow from one speed to another at the table's braking rate."""
         dv2 = max(0.0, speed_in_s * speed_in_s - target_speed_in_s * target_speed_in_s)

@@ -142,7 +142,9 @@ def retime_with_report(
     gpath = blend_polyline(wp, max_deviation_rad)
     vel_scale = np.full(gpath.num_pieces, 1.0 - safety_margin)
     acc_scale = vel_scale.copy()
-    for iteration in range(1, max_iterations + 1):
+    iterations = 0
+    while True:
+        iterations += 1
         try:
             profile = solve_topp(gpath, vlim * vel_scale[:, None], alim * acc_scale[:, None],
                                  intervals_per_unit_turn=intervals_per_unit_turn,
@@ -155,15 +157,15 @@ def retime_with_report(
         bad = (v_ratio > 1.0) | (a_ratio > 1.0)
         if not bad.any():
             break
-        for k in np.unique(piece[bad]):
+        if iterations >= max_iterations:
+            raise RetimingError(
+                f"samples still exceed limits after {max_iterations} solves (worst velocity "
+                f"ratio {v_ratio.max():.6g}, acceleration ratio {a_ratio.max():.6g})"
+            )
+        for k in np.unique(piece[bad]):  # tighten only the pieces where samples exceed
             here = bad & (piece == k)
             vel_scale[k] *= min(1.0, 1.0 / v_ratio[here].max()) * (1.0 - 1e-6)
             acc_scale[k] *= min(1.0, 1.0 / a_ratio[here].max()) * (1.0 - 1e-6)
-    else:
-        raise RetimingError(
-            f"samples still exceed limits after {max_iterations} solves "
-            f"(worst velocity ratio {v_ratio.max():.6g}, acceleration ratio {a_ratio.max():.6g})"
-        )
     traj = Trajectory(path.joint_names, times, q, vel, acc)
     return RetimeResult(
         trajectory=traj,
@@ -174,7 +176,7 @@ def retime_with_report(
         max_deviation_rad=gpath.max_deviation_rad,
         blends=int(gpath.is_blend.sum()),
         rest_stops=int(gpath.rest_at_start[1:].sum()),
-        iterations=iteration,
+        iterations=iterations,
         max_velocity_ratio=float(v_ratio.max()),
         max_acceleration_ratio=float(a_ratio.max()),
         compute_time_s=time.perf_counter() - start,

@@ -113,16 +113,24 @@ def toppra_duration(
     return sum(_duration(grid, sd) for _, grid, sd in sections)
 
 
-def toppra_sampled_ratios(geometric_path, velocity_limits, acceleration_limits,
-                          rate_hz: float = 125.0, **grid) -> tuple[float, float]:
-    """TOPP-RA's own trajectory sampled at ``rate_hz``: (max |q̇|/v, max |q̈|/a) over samples."""
+def toppra_sampled_ratios(
+    geometric_path: BlendedPath,
+    velocity_limits,
+    acceleration_limits,
+    rate_hz: float = 125.0,
+    *,
+    max_step: float = 0.01,
+    per_piece: int = 16,
+) -> tuple[float, float]:
+    """TOPP-RA's own trajectory sampled at ``rate_hz``: (max |q̇|/v, max |q̈|/a) over samples.
+
+    Uses TOPP-RA's constant-acceleration output between its grid points (its exact solution).
+    """
     toppra = _import_toppra()
     vlim = np.asarray(velocity_limits, float)
     alim = np.asarray(acceleration_limits, float)
     v_worst = a_worst = 0.0
-    for section, grid, sd in _toppra_sections(geometric_path, vlim, alim,
-                                              grid.get("max_step", 0.01),
-                                              grid.get("per_piece", 16)):
+    for section, grid, sd in _toppra_sections(geometric_path, vlim, alim, max_step, per_piece):
         traj = toppra.parametrizer.ParametrizeConstAccel(section, grid, sd)
         t = np.arange(0.0, traj.duration, 1.0 / rate_hz)
         v_worst = max(v_worst, float(np.max(np.abs(traj(t, 1)) / vlim)))
