@@ -2,9 +2,11 @@
 
 Backend: ``MUJOCO_GL=egl`` is set when the variable is unset (at import of this module, which
 does not import mujoco). When the first renderer is made, the chosen backend is probed with a
-tiny context; if EGL fails, OSMesa is tried. If mujoco was imported before the variable was
-set (so it picked GLFW, which needs a display), the probe installs the EGL/OSMesa context
-class into ``mujoco.rendering.classic.gl_context`` so ``mujoco.Renderer`` uses it.
+tiny context; if EGL fails, OSMesa is tried (where libOSMesa is installed, EGL is first probed
+in a child process, because PyOpenGL binds one platform per process). If mujoco was imported
+before the variable was set (so it picked GLFW, which needs a display), the probe installs the
+EGL/OSMesa context class into ``mujoco.rendering.classic.gl_context`` so that
+``mujoco.Renderer`` uses it.
 
 Camera conventions: a MuJoCo camera looks along its -Z axis, +X right, +Y up; ``fovy`` is the
 vertical field of view. The OpenCV camera frame (+X right, +Y down, +Z forward) is the MuJoCo
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 import threading
 from dataclasses import dataclass
 
@@ -45,7 +48,14 @@ def ensure_gl_backend() -> str:
             return _backend
         wanted = os.environ.get("MUJOCO_GL", "egl").lower().strip() or "egl"
         errors = []
-        for name in _FALLBACKS.get(wanted, (wanted,)):
+        candidates = _FALLBACKS.get(wanted, (wanted,))
+        if wanted == "egl" and _osmesa_available() and "OpenGL" not in sys.modules:
+            # PyOpenGL binds one platform per process: probe EGL in a child process so that a
+            # failure can still fall back to OSMesa here
+            if not _egl_works_in_subprocess():
+                errors.append("egl: the probe process could not make an EGL context")
+                candidates = ("osmesa",)
+        for name in candidates:
             try:
                 _install_backend(name)
             except Exception as e:  # noqa: BLE001 - every failure is reported below
@@ -56,7 +66,25 @@ def ensure_gl_backend() -> str:
             return name
         raise RenderError("no offscreen OpenGL backend works (" + "; ".join(errors) + "). "
                           "EGL needs libEGL (Debian: apt-get install libegl1 libgl1-mesa-dri); "
-                          "OSMesa needs libosmesa6 and MUJOCO_GL=osmesa.")
+                          "OSMesa needs libosmesa6 (then MUJOCO_GL=osmesa, set before Python starts, "
+                          "is the surest).")
+
+
+def _osmesa_available() -> bool:
+    import ctypes.util
+
+    return ctypes.util.find_library("OSMesa") is not None
+
+
+def _egl_works_in_subprocess() -> bool:
+    import subprocess
+
+    code = "from mujoco.egl import GLContext; GLContext(8, 8).free()"
+    try:
+        return subprocess.run([sys.executable, "-c", code], capture_output=True,
+                              timeout=60).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
 
 
 def _install_backend(name: str) -> None:
@@ -128,7 +156,8 @@ def camera_intrinsics(model, camera: str | int, width: int | None = None,
 def camera_pose(model, data, camera: str | int) -> np.ndarray:
     """4x4 pose of the camera in the world, OpenCV convention: ``T_world_cam``.
 
-    ``data`` must hold current camera poses (after ``mj_kinematics``/``mj_forward``).
+    ``data`` must hold current camera poses: after ``mj_forward`` (``mj_kinematics`` alone does
+    not place cameras; follow it with ``mj_camlight``).
     """
     cid = camera_id(model, camera)
     T = np.eye(4)
@@ -139,13 +168,19 @@ def camera_pose(model, data, camera: str | int) -> np.ndarray:
 
 def project_points(model, data, camera: str | int, points_world, width: int | None = None,
                    height: int | None = None) -> np.ndarray:
-    """Pixel coordinates (u, v) of world points in the camera image, shape (N, 2)."""
+    """Pixel coordinates (u, v) of world points in the camera image, shape (N, 2).
+
+    Points behind the camera get NaN. ``data`` as for :func:`camera_pose`.
+    """
     K = camera_intrinsics(model, camera, width, height).K
     T = camera_pose(model, data, camera)
     p = np.asarray(points_world, dtype=float).reshape(-1, 3)
     pc = (p - T[:3, 3]) @ T[:3, :3]  # world -> OpenCV camera frame
     uvw = pc @ K.T
-    return uvw[:, :2] / uvw[:, 2:3]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        uv = uvw[:, :2] / uvw[:, 2:3]
+    uv[pc[:, 2] <= 0] = np.nan
+    return uv
 
 
 # ---------------------------------------------------------------------- rendering

@@ -54,6 +54,10 @@ class StageContext:
     log: logging.Logger
     metrics: dict[str, Any] = field(default_factory=dict)  # partial metrics, kept on failure
 
+    def save(self, filename: str, artifact: Artifact) -> None:
+        """Save an artifact into this stage's folder now (e.g. before raising, so nothing is lost)."""
+        artifact.save(self.out_dir / filename)
+
     @property
     def rng(self) -> np.random.Generator:
         return np.random.default_rng(stage_seed(self.seed, self.name))

@@ -1,28 +1,36 @@
 """The precompute: one backward pass → the fastest entry speed of every segment and corner.
 
 **The corner model.** At vertex i the flattened path turns by θᵢ. The robot
-rounds it on an arc of radius rᵢ tangent to both segments, the largest that
-(a) fits in the halves of the adjacent segments, ``r tan(θ/2) ≤ min(lᵢ₋₁, lᵢ)/2``,
-and (b) stays within ``corner_tolerance_in`` d of the vertex,
-``r (1/cos(θ/2) − 1) ≤ d``. It takes the arc at a steady speed, so the turn
-caps the speed there at ``limits.corner_speed(rᵢ)`` (``v²/r`` within the
-budget at that speed). A U-turn or cusp (θ → π) gives r → 0: the robot must stop
-there. On a finely flattened smooth curve rᵢ is the curve's own radius (the
-vertices lie on the curve), so the cap is the curvature limit.
+takes it on an arc of radius rᵢ: the circle through the vertex and its two
+neighbours (the vertices lie on the curve, so on a smooth curve this is the
+curve's own radius), but no larger than the arc that stays within
+``corner_tolerance_in`` d of the vertex, ``r (1/cos(θ/2) − 1) ≤ d`` (which is
+what binds at a real corner: a G1 break, a cusp, a polyline given directly).
+The arc caps the speed at ``limits.corner_speed(rᵢ)`` (``v²/r`` within the
+budget at that speed); a U-turn or cusp (θ → π) gives r → 0: the robot stops
+there. The arc's curvature 1/rᵢ holds over ``tᵢ = min(rᵢ tan(θᵢ/2), half the
+shorter neighbour)`` on each side, so each segment is three pieces: the end of
+vertex i's arc, a straight part, the start of vertex i+1's arc.
 
-**The backward pass.** Braking happens on the straight part of each segment,
-``sᵢ = lᵢ − rᵢ tan(θᵢ/2) − rᵢ₊₁ tan(θᵢ₊₁/2) ≥ 0``, at ``brake_accel_in_s2`` a:
+**Braking on a piece** of length L and curvature κ with the braking budget a as
+one friction circle, ``(v²κ)² + a_t² ≤ a²``: braking from w = v_start² to
+v_end² with the tangential budget left at the fastest (first) speed,
+``w − v_end² = 2L·sqrt(a² − w²κ²)``, is a quadratic in w:
 
-    v[N] = min(cap[N], end_speed),    v[i] = min(cap[i], sqrt(v[i+1]² + 2 a sᵢ)).
+    w = (v_end² + sqrt(4L²(a²(1 + 4L²κ²) − κ²v_end⁴))) / (1 + 4L²κ²)
 
-Unrolled, ``v[i]² = min_{j≥i}(cap[j]² + 2a(S[j] − S[i]))`` with S the running
-sum of s, which is a suffix minimum: one reversed ``np.minimum.accumulate``,
-O(n), deterministic. Every pair of neighbours then satisfies
-``v[i]² − v[i+1]² ≤ 2 a sᵢ``: the table never asks for more braking than there is.
+(κ = 0 gives the straight-line ``v_end² + 2aL``; every solution has wκ ≤ a).
+
+**The backward pass** walks the segments once from the end, ``v[N] = end speed``:
+tail arc → straight → head arc, each step the formula above, capped by the
+arc's cap, and ``v[i] = min(cap[i], …)``. O(n) (three closed forms per segment),
+no iteration, deterministic. ``speed_limit_at(s)`` evaluates the same pieces at
+any arc length, so a robot that keeps under it never needs more braking than it has.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 from typing import ClassVar
@@ -40,11 +48,32 @@ def _frozen(a: np.ndarray) -> np.ndarray:
     return a
 
 
+def brake_v2(v2_end, length_in, kappa, accel):
+    """Largest v² at the start of a piece (length, curvature) from which braking within
+    one friction circle of radius ``accel`` reaches ``v2_end`` at its end (arrays)."""
+    v2, L, k = (np.asarray(x, dtype=float) for x in (v2_end, length_in, kappa))
+    k = np.where(L > 0, k, 0.0)
+    q = 4.0 * L * L * k * k
+    disc = 4.0 * L * L * (accel * accel * (1.0 + q) - k * k * v2 * v2)
+    with np.errstate(invalid="ignore"):
+        w = (v2 + np.sqrt(np.maximum(disc, 0.0))) / (1.0 + q)
+    return np.where(disc < 0, np.inf, w)
+
+
+def _brake_v2(v2: float, L: float, k: float, a: float) -> float:
+    """Scalar :func:`brake_v2` (the backward pass's inner step, plain floats for speed)."""
+    if L <= 0.0:
+        return v2
+    q = 4.0 * L * L * k * k
+    disc = 4.0 * L * L * (a * a * (1.0 + q) - k * k * v2 * v2)
+    return math.inf if disc < 0 else (v2 + math.sqrt(disc)) / (1.0 + q)
+
+
 @dataclass(frozen=True, eq=False)
 class EntrySpeedTable:
     """What the control loop reads (read-only arrays; N segments, N+1 vertices).
 
-    ``entry_speed_in_s[i]`` is the fastest speed at which the robot may be at vertex
+    ``entry_speed_in_s[i]`` is the fastest speed at which the robot may pass vertex
     i (entering segment i); the last one is the end speed.
     """
 
@@ -54,15 +83,18 @@ class EntrySpeedTable:
     directions: np.ndarray  # (N, 2) unit
     turn_angles_rad: np.ndarray  # (N+1,)
     corner_radius_in: np.ndarray  # (N+1,) inf where the path does not turn
-    corner_tangent_in: np.ndarray  # (N+1,) arc length taken from each neighbour
+    corner_tangent_in: np.ndarray  # (N+1,) arc length the corner takes from each neighbour
+    corner_curvature_per_in: np.ndarray  # (N+1,) 1/r on the corner arc (0 without one)
     corner_speed_in_s: np.ndarray  # (N+1,) cap from the turn alone
-    brake_length_in: np.ndarray  # (N,) straight part of each segment
-    entry_speed_in_s: np.ndarray  # (N+1,) after the backward pass
+    straight_in: np.ndarray  # (N,) straight part of each segment
+    straight_speed_in_s: np.ndarray  # (N,) limit where the straight part starts
+    tail_speed_in_s: np.ndarray  # (N,) limit where the next corner's arc starts
+    entry_speed_in_s: np.ndarray  # (N+1,) the backward pass's result
     limits: PathLimits
     arrays: ClassVar[tuple[str, ...]] = (
         "points_in", "lengths_in", "cum_length_in", "directions", "turn_angles_rad",
-        "corner_radius_in", "corner_tangent_in", "corner_speed_in_s", "brake_length_in",
-        "entry_speed_in_s")
+        "corner_radius_in", "corner_tangent_in", "corner_curvature_per_in", "corner_speed_in_s",
+        "straight_in", "straight_speed_in_s", "tail_speed_in_s", "entry_speed_in_s")
 
     def __post_init__(self) -> None:
         for name in self.arrays:
@@ -81,37 +113,50 @@ class EntrySpeedTable:
         i = np.searchsorted(self.cum_length_in, s_in, side="right") - 1
         return np.clip(i, 0, self.segments - 1)
 
-    def point_at(self, s_in: float | np.ndarray) -> np.ndarray:
+    def _where(self, s_in):
         s = np.clip(np.asarray(s_in, dtype=float), 0.0, self.length_in)
         i = self.segment_at(s)
-        return self.points_in[i] + (s - self.cum_length_in[i])[..., None] * self.directions[i]
+        return s, i, s - self.cum_length_in[i]
+
+    def point_at(self, s_in: float | np.ndarray) -> np.ndarray:
+        s, i, x = self._where(s_in)
+        return self.points_in[i] + x[..., None] * self.directions[i]
+
+    def curvature_at(self, s_in: float | np.ndarray) -> np.ndarray:
+        """Curvature (1/in) of the rounded path at ``s_in``: 1/r on a corner arc, else 0."""
+        s, i, x = self._where(s_in)
+        k = np.where(x < self.corner_tangent_in[i], self.corner_curvature_per_in[i], 0.0)
+        tail = x > self.lengths_in[i] - self.corner_tangent_in[i + 1]
+        return np.where(tail, np.maximum(k, self.corner_curvature_per_in[i + 1]), k)
 
     def speed_limit_at(self, s_in: float | np.ndarray) -> np.ndarray:
-        """The fastest speed allowed at arc length ``s_in``: on a corner arc its entry speed,
-        on a straight part the speed from which braking at the table's rate still
-        reaches the next corner's entry speed."""
-        s = np.clip(np.asarray(s_in, dtype=float), 0.0, self.length_in)
-        i = self.segment_at(s)
-        x = s - self.cum_length_in[i]
-        to_brake_end = self.lengths_in[i] - self.corner_tangent_in[i + 1] - x
-        d = np.clip(to_brake_end, 0.0, self.brake_length_in[i])
-        v = np.sqrt(self.entry_speed_in_s[i + 1] ** 2 + 2.0 * self.limits.brake_accel_in_s2 * d)
-        v = np.where(x < self.corner_tangent_in[i], np.minimum(v, self.entry_speed_in_s[i]), v)
-        return np.minimum(v, self.limits.max_speed_in_s)
+        """The fastest speed allowed at arc length ``s_in``: from it, braking within the
+        friction circle still meets every later entry speed."""
+        s, i, x = self._where(s_in)
+        a = self.limits.brake_accel_in_s2
+        t0, t1 = self.corner_tangent_in[i], self.corner_tangent_in[i + 1]
+        k0, k1 = self.corner_curvature_per_in[i], self.corner_curvature_per_in[i + 1]
+        tail_start = self.lengths_in[i] - t1
+        v2 = self.tail_speed_in_s[i] ** 2 + 2.0 * a * np.clip(tail_start - x, 0.0, None)
+        tail = np.minimum(brake_v2(self.entry_speed_in_s[i + 1] ** 2,
+                                   self.lengths_in[i] - x, k1, a),
+                          self.corner_speed_in_s[i + 1] ** 2)
+        v2 = np.where(x > tail_start, tail, v2)
+        head = np.minimum(brake_v2(self.straight_speed_in_s[i] ** 2, t0 - x, k0, a),
+                          self.corner_speed_in_s[i] ** 2)
+        v2 = np.where(x < t0, head, v2)
+        return np.minimum(np.sqrt(v2), self.limits.max_speed_in_s)
 
-    def corner_radius_at(self, s_in: float | np.ndarray) -> np.ndarray:
-        """Radius of the corner arc the robot is on at ``s_in`` (inf on a straight part)."""
-        s = np.clip(np.asarray(s_in, dtype=float), 0.0, self.length_in)
-        i = self.segment_at(s)
-        x = s - self.cum_length_in[i]
-        r = np.where(x < self.corner_tangent_in[i], self.corner_radius_in[i], np.inf)
-        tail = x > self.lengths_in[i] - self.corner_tangent_in[i + 1]
-        return np.where(tail, np.minimum(r, self.corner_radius_in[i + 1]), r)
-
-    def braking_distance_in(self, speed_in_s: float, target_speed_in_s: float = 0.0) -> float:
-        """Distance to slow from one speed to another at the table's braking rate."""
-        dv2 = max(0.0, speed_in_s * speed_in_s - target_speed_in_s * target_speed_in_s)
-        return dv2 / (2.0 * self.limits.brake_accel_in_s2)
+    def braking_distance_in(self, speed_in_s: float, target_speed_in_s: float = 0.0,
+                            curvature_per_in: float = 0.0) -> float:
+        """Distance to slow from one speed to another at the table's braking rate, on a
+        piece of the given curvature (inf if the turn alone uses the whole budget)."""
+        a = self.limits.brake_accel_in_s2
+        w, v2 = speed_in_s * speed_in_s, target_speed_in_s * target_speed_in_s
+        if w <= v2:
+            return 0.0
+        left = a * a - (w * curvature_per_in) ** 2
+        return (w - v2) / (2.0 * math.sqrt(left)) if left > 0 else math.inf
 
     def as_arrays(self) -> dict[str, np.ndarray]:
         return {name: np.asarray(getattr(self, name)) for name in self.arrays}
@@ -121,18 +166,19 @@ def corner_geometry(flat: FlatPath, corner_tolerance_in: float) -> tuple[np.ndar
     """Radius and tangent length of the arc rounding each vertex (see the module doc)."""
     theta = flat.turn_angles_rad
     half = 0.5 * theta
-    lengths = flat.lengths_in
+    pts, lengths = flat.points, flat.lengths_in
     room = np.full(len(theta), np.inf)
     room[1:-1] = 0.5 * np.minimum(lengths[:-1], lengths[1:])
+    chord = np.full(len(theta), np.inf)
+    chord[1:-1] = np.hypot(*(pts[2:] - pts[:-2]).T)
     with np.errstate(divide="ignore", invalid="ignore"):
-        tan_h = np.tan(half)
-        r_fit = room / tan_h
+        menger = chord / (2.0 * np.sin(theta))  # circle through the vertex and its neighbours
         # 1/cos − 1 = 2 sin²(θ/4) / cos(θ/2): no cancellation for small turns
         r_tol = corner_tolerance_in * np.cos(half) / (2.0 * np.sin(0.5 * half) ** 2)
-        radius = np.minimum(r_fit, r_tol)
+        radius = np.minimum(np.where(theta < 0.5 * np.pi, menger, np.inf), r_tol)
         straight = theta <= 1e-12
         radius = np.where(straight, np.inf, np.where(np.cos(half) <= 1e-12, 0.0, radius))
-        tangent = np.where(straight | (radius == 0.0), 0.0, radius * tan_h)
+        tangent = np.where(straight | (radius == 0.0), 0.0, radius * np.tan(half))
     tangent = np.minimum(tangent, room)
     return radius, tangent
 
@@ -141,7 +187,7 @@ def precompute_entry_speeds(flat: FlatPath, limits: PathLimits, *,
                             corner_tolerance_in: float | None = None,
                             start_speed_in_s: float | None = None,
                             end_speed_in_s: float = 0.0) -> EntrySpeedTable:
-    """The backward pass over a flattened path (O(n), no Python loop over segments).
+    """The backward pass over a flattened path (see the module doc).
 
     ``corner_tolerance_in`` defaults to the flattening tolerance (floored at 1e-3 in);
     ``start_speed_in_s`` caps vertex 0 (default: no cap beyond max speed);
@@ -153,18 +199,27 @@ def precompute_entry_speeds(flat: FlatPath, limits: PathLimits, *,
         if value is not None and not (np.isfinite(value) and value >= 0):
             raise PathError(f"{name} must be a non-negative speed; got {value!r}")
     radius, tangent = corner_geometry(flat, d)
+    with np.errstate(divide="ignore"):
+        kappa = np.where(tangent > 0, 1.0 / radius, 0.0)
     cap = np.asarray(limits.corner_speed(radius), dtype=float)
     cap[-1] = min(limits.max_speed_in_s, end_speed_in_s)
     if start_speed_in_s is not None:
         cap[0] = min(cap[0], start_speed_in_s)
-    brake = np.maximum(flat.lengths_in - tangent[:-1] - tangent[1:], 0.0)
-    a2 = 2.0 * limits.brake_accel_in_s2
-    s_cum = np.r_[0.0, np.cumsum(brake)]
-    best = np.minimum.accumulate((cap**2 + a2 * s_cum)[::-1])[::-1]
-    entry = np.sqrt(np.maximum(best - a2 * s_cum, 0.0))
-    entry = np.minimum(entry, cap)  # exact where the cap itself is the minimum
+    straight = np.maximum(flat.lengths_in - tangent[:-1] - tangent[1:], 0.0)
+    a = limits.brake_accel_in_s2
+    n = flat.segments
+    cap2, t, k, st = (cap**2).tolist(), tangent.tolist(), kappa.tolist(), straight.tolist()
+    v2, tail2, straight2 = [0.0] * (n + 1), [0.0] * n, [0.0] * n
+    v2[n] = cap2[n]
+    for i in range(n - 1, -1, -1):
+        w = min(_brake_v2(v2[i + 1], t[i + 1], k[i + 1], a), cap2[i + 1])
+        tail2[i] = w
+        w += 2.0 * a * st[i]
+        straight2[i] = w
+        v2[i] = min(_brake_v2(w, t[i], k[i], a), cap2[i])
     return EntrySpeedTable(flat.points, flat.lengths_in, flat.cum_length_in, flat.directions,
-                           flat.turn_angles_rad, radius, tangent, cap, brake, entry, limits)
+                           flat.turn_angles_rad, radius, tangent, kappa, cap, straight,
+                           np.sqrt(straight2), np.sqrt(tail2), np.sqrt(v2), limits)
 
 
 def synthetic_path(segments: int, seed: int = 0, step_in: float = 1.0) -> FlatPath:

@@ -6,10 +6,10 @@ two geoms' margins, so a contact is generated exactly for the pairs closer than
 ``clearance_m`` (not 2×, the classic mistake). Each candidate contact is then
 confirmed with ``mj_geomDistance``, so the answer is the true distance.
 
-Which pairs may not touch follows MuJoCo's own filters on the collision geoms
-(``contype``/``conaffinity`` ≠ 0): no pairs within one body, none between two static
-bodies, none the model ``<exclude>``s; and, like MuJoCo's parent filter but also for
-links mounted on a static base, none between adjacent bodies (parent and child).
+Which pairs may not touch is :func:`hardware.geometry.collision_pairs`: MuJoCo's own
+filters on the collision geoms (``contype``/``conaffinity``, weld groups, parent–child,
+``<exclude>``) plus adjacent links on a static base. MuJoCo tests a superset of those
+pairs; contacts of other pairs are ignored.
 That leaves arm–arm, arm–self (non-adjacent links), arm–scene and, with a held
 object, object–everything but the gripper holding it (``allowed_pairs``).
 
@@ -96,31 +96,12 @@ class ClearanceChecker:
 
     # ------------------------------------------------------------------ internals
     def _checked_pairs(self) -> np.ndarray:
-        """Every pair of collision geoms MuJoCo itself would test, as a (P, 2) array.
+        """Every pair of collision geoms that may not touch (hardware.geometry's rule), as (P, 2)."""
+        from hardware.geometry import collision_pairs
 
-        Asked of MuJoCo rather than re-implemented: with a huge margin on every geom,
-        one ``mj_collision`` returns a contact for each pair that passes all of its
-        filters (same body, parent–child, static–static, contype/conaffinity, exclude).
-        """
-        import mujoco
-
-        m = self.model
-        saved = m.geom_margin.copy()
-        m.geom_margin[self.geoms] = 50.0
-        try:
-            d = mujoco.MjData(m)
-            d.qpos[:] = self.base_qpos
-            mujoco.mj_kinematics(m, d)
-            mujoco.mj_collision(m, d)
-            found = {tuple(sorted((int(c.geom[0]), int(c.geom[1])))) for c in d.contact[: d.ncon]}
-        finally:
-            m.geom_margin[:] = saved
-        parent = m.body_parentid
-        adjacent = {p for p in found
-                    if parent[m.geom_bodyid[p[0]]] == m.geom_bodyid[p[1]]
-                    or parent[m.geom_bodyid[p[1]]] == m.geom_bodyid[p[0]]}
-        found = {p for p in found if frozenset(p) not in self._allowed} - adjacent
-        return np.array(sorted(found), dtype=int).reshape(-1, 2)
+        pairs = collision_pairs(self.model, self.geoms)
+        keep = [tuple(p) for p in pairs.tolist() if frozenset(p) not in self._allowed]
+        return np.array(keep, dtype=int).reshape(-1, 2)
 
     @property
     def data(self):
@@ -152,7 +133,10 @@ class ClearanceChecker:
 
         self._count()
         d = self._set(q)
+        full = d.warning[int(mujoco.mjtWarning.mjWARN_CONTACTFULL)].number
         mujoco.mj_collision(self.model, d)
+        if d.warning[int(mujoco.mjtWarning.mjWARN_CONTACTFULL)].number != full:
+            return self._valid_brute_force(d)  # contacts were dropped: do not trust the list
         for c in d.contact[: d.ncon]:
             g1, g2 = sorted((int(c.geom[0]), int(c.geom[1])))
             if (g1, g2) not in self._pair_set:
@@ -160,6 +144,12 @@ class ClearanceChecker:
             if c.dist < self.clearance_m and self._exact(d, g1, g2) < self.clearance_m:
                 return False
         return True
+
+    def _valid_brute_force(self, d) -> bool:
+        import mujoco
+
+        return all(mujoco.mj_geomDistance(self.model, d, int(a), int(b), self.clearance_m, None)
+                   >= self.clearance_m for a, b in self.pairs)
 
     def _exact(self, d, g1: int, g2: int) -> float:
         import mujoco

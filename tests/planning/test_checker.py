@@ -99,3 +99,30 @@ def test_threads_give_the_same_answers(model):
         t.join()
     assert all(r == expected for r in results.values())
     assert checker.checks == 5 * 400
+
+
+def test_twin_panda_checker_matches_brute_force_over_every_pair():
+    """On the real robot: the fast test agrees with mj_geomDistance over all pairs that may not touch."""
+    from omegaconf import OmegaConf
+
+    from hardware.geometry import collision_pairs
+    from stages.scene import build_world
+    from tests.conftest import CONF
+
+    world = build_world(OmegaConf.to_container(OmegaConf.load(CONF / "robot/twin_panda.yaml")),
+                        OmegaConf.to_container(OmegaConf.load(CONF / "scene/table.yaml")))
+    names = world.robot.joint_names()
+    checker = ClearanceChecker(world.model, names, 0.005, base_qpos=world.home_qpos())
+    pairs = collision_pairs(world.model)
+    assert len(checker.pairs) == len(pairs) > 500
+    rng = np.random.default_rng(4)
+    lower, upper = world.robot.lower(), world.robot.upper()
+    home = world.robot.home()
+    outcomes = set()
+    for _ in range(150):
+        q = np.clip(home + rng.normal(0, 0.6, home.size), lower, upper)
+        truth = checker.pair_distances(q, pairs).min()
+        assert checker.is_valid(q) == (truth >= 0.005)
+        assert checker.proximity(q).distance_m == pytest.approx(min(truth, 1.0), abs=1e-9)
+        outcomes.add(bool(truth >= 0.005))
+    assert outcomes == {True, False}

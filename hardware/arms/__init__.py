@@ -1,0 +1,1 @@
+"""Arm drivers: the protocol every driver keeps, the MuJoCo physics driver, fault injection."""

@@ -1,0 +1,79 @@
+"""A fault-injecting wrapper for any arm driver: slow sends, failures, rejections, hangs."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+
+from hardware.arms.protocol import ArmDriver, ArmTrajectory, CancelEvent, GoalResult, Outcome
+
+
+class FaultyDriver:
+    """Wraps ``inner`` and injects, as configured:
+
+    - ``send_latency_s`` + uniform ``[0, send_jitter_s]`` of wall time before the goal is sent;
+    - ``fail_at_s``: the arm fails that long (driver clock) after the start stamp, mid-motion;
+    - ``reject``: the goal is refused;
+    - ``hang``: the goal is never acknowledged (the call blocks until cancelled).
+    """
+
+    def __init__(self, inner: ArmDriver, send_latency_s: float = 0.0, send_jitter_s: float = 0.0,
+                 fail_at_s: float | None = None, reject: bool = False, hang: bool = False,
+                 seed: int | None = None):
+        self.inner = inner
+        self.name, self.joint_names, self.is_real = inner.name, inner.joint_names, inner.is_real
+        self.send_latency_s, self.send_jitter_s = float(send_latency_s), float(send_jitter_s)
+        self.fail_at_s, self.reject, self.hang = fail_at_s, bool(reject), bool(hang)
+        self.rng = np.random.default_rng(seed)
+        self._rng_lock = threading.Lock()
+
+    def clock(self) -> float:
+        return self.inner.clock()
+
+    def read_state(self):
+        return self.inner.read_state()
+
+    def execute(self, trajectory: ArmTrajectory, start_stamp: float, cancel: CancelEvent) -> GoalResult:
+        with self._rng_lock:
+            delay = self.send_latency_s + self.send_jitter_s * float(self.rng.random())
+        t0 = time.perf_counter()
+        if cancel.wait(delay):
+            return GoalResult(self.name, Outcome.CANCELLED, "cancelled while sending")
+        if self.reject:
+            return GoalResult(self.name, Outcome.REJECTED, "goal rejected (injected fault)",
+                              send_latency_s=time.perf_counter() - t0)
+        if self.hang:
+            cancel.wait()
+            return GoalResult(self.name, Outcome.TIMEOUT, "goal never acknowledged (injected hang)")
+        if self.fail_at_s is None:
+            result = self.inner.execute(trajectory, start_stamp, cancel)
+        else:
+            result = self._execute_then_fail(trajectory, start_stamp, cancel)
+        return GoalResult(result.arm, result.outcome, result.reason, result.sent_s, result.started_s,
+                          result.ended_s, time.perf_counter() - t0 if np.isnan(result.send_latency_s)
+                          else result.send_latency_s + delay, result.stopped_wall_s)
+
+    def _execute_then_fail(self, trajectory, start_stamp, cancel) -> GoalResult:
+        """Run on the inner driver with a private cancel that fires at the fault time."""
+        own = CancelEvent()
+        cancel.subscribe(lambda: own.set(cancel.reason))
+        fault_at = start_stamp + float(self.fail_at_s)
+
+        def trip():
+            while not own.is_set():
+                now = self.inner.clock()
+                if now >= fault_at:
+                    own.set(f"injected fault at t={self.fail_at_s:.3f} s into the motion")
+                    return
+                own.wait(0.0005)
+
+        watcher = threading.Thread(target=trip, daemon=True, name=f"fault-{self.name}")
+        watcher.start()
+        result = self.inner.execute(trajectory, start_stamp, own)
+        own.set("done")
+        if result.outcome == Outcome.CANCELLED and own.reason.startswith("injected fault"):
+            return GoalResult(result.arm, Outcome.FAILED, own.reason, result.sent_s, result.started_s,
+                              result.ended_s, result.send_latency_s, result.stopped_wall_s)
+        return result

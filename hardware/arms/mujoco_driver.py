@@ -1,0 +1,43 @@
+"""The simulated arm driver: one arm's joints in a shared :class:`PhysicsSim`."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+from hardware.arms.mujoco_sim import PhysicsSim
+from hardware.arms.protocol import ArmTrajectory, CancelEvent, GoalResult, JointState, Outcome
+
+
+class MujocoArmDriver:
+    """Commands one arm in the shared simulation; safe to call from any thread."""
+
+    is_real = False
+
+    def __init__(self, sim: PhysicsSim, name: str, joint_names: Sequence[str]):
+        self.sim, self.name, self.joint_names = sim, name, tuple(joint_names)
+        sim.add_arm(name, self.joint_names)
+
+    def clock(self) -> float:
+        return self.sim.clock()
+
+    def read_state(self) -> JointState:
+        return self.sim.read_state(self.name)
+
+    def execute(self, trajectory: ArmTrajectory, start_stamp: float, cancel: CancelEvent) -> GoalResult:
+        t0 = time.perf_counter()
+        if tuple(trajectory.joint_names) != self.joint_names:
+            return GoalResult(self.name, Outcome.REJECTED,
+                              f"trajectory joints {list(trajectory.joint_names)} are not this arm's "
+                              f"{list(self.joint_names)}")
+        if cancel.is_set():
+            return GoalResult(self.name, Outcome.CANCELLED, "cancelled before sending")
+        goal = self.sim.submit(self.name, trajectory, start_stamp)
+        latency = time.perf_counter() - t0
+        sent = self.sim.clock()
+        cancel.subscribe(lambda: self.sim.cancel(goal, cancel.reason or "cancelled"))
+        goal.done.wait()
+        return GoalResult(self.name, goal.outcome or Outcome.FAILED, goal.reason, sent,
+                          goal.started_s if goal.started_s is not None else float("nan"),
+                          goal.ended_s if goal.ended_s is not None else float("nan"), latency,
+                          goal.stop_wall_s if goal.stop_wall_s is not None else float("nan"))

@@ -1,0 +1,246 @@
+"""One MuJoCo physics simulation shared by every arm's driver.
+
+The simulation steps in its own thread at the model's timestep, paced to wall-clock
+time (``speed`` sim-seconds per wall-second; 1 = real time). Each arm's joints are
+position-controlled by the model's position actuators with velocity feedforward
+(``kp·(q* − q) + kv·(q̇* − q̇)``, within the actuators' force ranges); grippers by their own actuators. Every access
+to the shared ``MjData`` — stepping, reading state, submitting and cancelling
+goals — goes through one lock, so drivers in many threads never race.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from hardware.arms.protocol import ArmTrajectory, JointState, Outcome
+
+
+@dataclass
+class Goal:
+    """A trajectory the simulation runs for one arm, and what became of it."""
+
+    arm: str
+    trajectory: ArmTrajectory
+    start_stamp: float
+    started_s: float | None = None
+    ended_s: float | None = None
+    outcome: Outcome | None = None
+    reason: str = ""
+    stop_wall_s: float | None = None
+    done: threading.Event = field(default_factory=threading.Event)
+
+
+@dataclass(frozen=True)
+class ArmChannel:
+    qpos: np.ndarray
+    dofs: np.ndarray
+    actuators: np.ndarray
+    kv_over_kp: np.ndarray
+    kp: np.ndarray
+
+
+class PhysicsSim:
+    """Steps the model; arms are registered by name with their joints and actuators."""
+
+    def __init__(self, model, qpos: np.ndarray | None = None, speed: float = 1.0,
+                 record_every: int = 1):
+        import mujoco
+
+        if not speed > 0:
+            raise ValueError(f"speed must be > 0 (sim seconds per wall second), got {speed}")
+        self.model = model
+        self.data = mujoco.MjData(model)
+        if qpos is not None:
+            self.data.qpos[:] = qpos
+        mujoco.mj_forward(model, self.data)
+        self.speed = float(speed)
+        self.record_every = int(record_every)
+        self.lock = threading.RLock()
+        self._arms: dict[str, ArmChannel] = {}
+        self._goals: dict[str, Goal] = {}
+        self._hold: dict[str, np.ndarray] = {}
+        self._extra_ctrl: dict[int, float] = {}
+        self._times: list[float] = []
+        self._qpos: list[np.ndarray] = []
+        self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
+        self._steps = 0
+        self.step_hooks: list[Callable[[object, object], None]] = []
+        self.error: BaseException | None = None
+
+    # ------------------------------------------------------------------ set-up
+    def add_arm(self, name: str, joints: Sequence[str]) -> None:
+        import mujoco
+
+        m = self.model
+        jids = [mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, j) for j in joints]
+        acts = []
+        for j in jids:
+            found = [a for a in range(m.nu)
+                     if m.actuator_trntype[a] == mujoco.mjtTrn.mjTRN_JOINT and m.actuator_trnid[a, 0] == j]
+            if not found:
+                raise ValueError(f"joint {mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_JOINT, j)} has no actuator")
+            acts.append(found[0])
+        acts = np.array(acts)
+        ch = ArmChannel(np.array([m.jnt_qposadr[j] for j in jids]), np.array([m.jnt_dofadr[j] for j in jids]),
+                        acts, -m.actuator_biasprm[acts, 2] / m.actuator_gainprm[acts, 0],
+                        m.actuator_gainprm[acts, 0].copy())
+        with self.lock:
+            self._arms[name] = ch
+            self._hold[name] = self.data.qpos[ch.qpos].copy()
+            self.data.ctrl[acts] = self._hold[name]
+
+    def set_ctrl(self, actuator: int, value: float) -> None:
+        """Hold an extra actuator (e.g. a gripper) at ``value``."""
+        with self.lock:
+            self._extra_ctrl[int(actuator)] = float(value)
+
+    # ------------------------------------------------------------------ clock and state
+    def clock(self) -> float:
+        with self.lock:
+            return float(self.data.time)
+
+    def read_state(self, arm: str) -> JointState:
+        ch = self._arms[arm]
+        with self.lock:
+            return JointState(float(self.data.time), self.data.qpos[ch.qpos].copy(),
+                              self.data.qvel[ch.dofs].copy())
+
+    def snapshot(self) -> tuple[float, np.ndarray]:
+        with self.lock:
+            return float(self.data.time), self.data.qpos.copy()
+
+    def recorded(self) -> tuple[np.ndarray, np.ndarray]:
+        with self.lock:
+            return np.array(self._times), np.array(self._qpos)
+
+    # ------------------------------------------------------------------ goals
+    def submit(self, arm: str, trajectory: ArmTrajectory, start_stamp: float) -> Goal:
+        goal = Goal(arm, trajectory, float(start_stamp))
+        with self.lock:
+            if self.data.time > start_stamp:
+                goal.outcome, goal.reason = Outcome.REJECTED, (
+                    f"start stamp {start_stamp:.4f} s already passed (now {self.data.time:.4f} s)")
+                goal.done.set()
+                return goal
+            old = self._goals.get(arm)
+            if old is not None and old.outcome is None:
+                self._finish(old, Outcome.CANCELLED, "replaced by a new goal")
+            self._goals[arm] = goal
+        return goal
+
+    def cancel(self, goal: Goal, reason: str = "cancelled") -> None:
+        """Stop the arm where it is (it holds that position) and end the goal."""
+        with self.lock:
+            if goal.outcome is None:
+                ch = self._arms[goal.arm]
+                self._hold[goal.arm] = self.data.qpos[ch.qpos].copy()
+                goal.stop_wall_s = time.perf_counter()
+                self._finish(goal, Outcome.CANCELLED, reason)
+
+    def _finish(self, goal: Goal, outcome: Outcome, reason: str = "") -> None:
+        goal.outcome, goal.reason, goal.ended_s = outcome, reason, float(self.data.time)
+        if self._goals.get(goal.arm) is goal:
+            del self._goals[goal.arm]
+        goal.done.set()
+
+    # ------------------------------------------------------------------ stepping
+    def _control(self) -> None:
+        import mujoco
+
+        d, t = self.data, float(self.data.time)
+        for arm, ch in self._arms.items():
+            goal = self._goals.get(arm)
+            if goal is not None and t + 1e-12 >= goal.start_stamp:
+                tr = goal.trajectory
+                tau = t - goal.start_stamp
+                if goal.started_s is None:
+                    goal.started_s = t
+                if tau >= tr.times[-1]:
+                    self._hold[arm] = tr.positions[-1].copy()
+                    self._finish(goal, Outcome.SUCCEEDED)
+                else:
+                    k = min(int(np.searchsorted(tr.times, tau, side="right")), len(tr.times) - 1)
+                    w = (tau - tr.times[k - 1]) / (tr.times[k] - tr.times[k - 1])
+                    q = tr.positions[k - 1] + w * (tr.positions[k] - tr.positions[k - 1])
+                    qd = tr.velocities[k - 1] + w * (tr.velocities[k] - tr.velocities[k - 1])
+                    ff = np.zeros(len(ch.qpos))
+                    if tr.accelerations is not None:
+                        qacc = np.zeros(self.model.nv)
+                        qacc[ch.dofs] = tr.accelerations[k - 1]
+                        mass_qacc = np.zeros(self.model.nv)
+                        mujoco.mj_mulM(self.model, d, mass_qacc, qacc)
+                        ff = mass_qacc[ch.dofs]
+                    # position actuator force kp·(ctrl − q) − kv·q̇; with ctrl = q* + (kv·q̇* + τ_ff)/kp
+                    # it is kp·(q* − q) + kv·(q̇* − q̇) + τ_ff (τ_ff = M·q̈*), within its force range
+                    d.ctrl[ch.actuators] = q + ch.kv_over_kp * qd + ff / ch.kp
+                    continue
+            d.ctrl[ch.actuators] = self._hold[arm]
+        for a, v in self._extra_ctrl.items():
+            d.ctrl[a] = v
+
+    def step(self, n: int = 1) -> None:
+        """Advance the physics ``n`` steps (under the lock), recording states."""
+        import mujoco
+
+        with self.lock:
+            for _ in range(n):
+                self._control()
+                mujoco.mj_step(self.model, self.data)
+                for hook in self.step_hooks:
+                    hook(self.model, self.data)
+                self._steps += 1
+                if self._steps % self.record_every == 0:
+                    self._times.append(float(self.data.time))
+                    self._qpos.append(self.data.qpos.copy())
+
+    def start(self) -> None:
+        """Step in a background thread, paced to wall-clock time × ``speed``."""
+        if self._thread is not None:
+            return
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._loop, name="physics", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+
+    def _loop(self) -> None:
+        dt = float(self.model.opt.timestep)
+        wall0, sim0 = time.perf_counter(), self.clock()
+        try:
+            while not self._stop.is_set():
+                self.step()
+                ahead = (self.data.time - sim0) / self.speed - (time.perf_counter() - wall0)
+                if ahead > 0:
+                    time.sleep(min(ahead, dt))
+        except BaseException as exc:  # noqa: BLE001 - surfaced to the drivers
+            self.error = exc
+            with self.lock:
+                for goal in list(self._goals.values()):
+                    self._finish(goal, Outcome.FAILED, f"physics stopped: {exc}")
+
+    def run_until_idle(self, timeout_s: float = 60.0) -> None:
+        """Wait (wall time) until no arm has a goal."""
+        deadline = time.perf_counter() + timeout_s
+        while time.perf_counter() < deadline:
+            with self.lock:
+                if not self._goals:
+                    return
+            time.sleep(0.005)
+
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+

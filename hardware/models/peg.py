@@ -1,0 +1,198 @@
+"""Tagged objects for the scene: the ten-tag peg and a tag plate for a robot's hand.
+
+Both are scene-object builders (``kind: hardware.models.peg:add_tagged_peg`` /
+``kind: hardware.models.peg:add_tag_plate`` in ``conf/scene/*.yaml``); see
+:mod:`hardware.models.scene` for how objects enter a scene.
+
+Tag images are generated at build time with ``cv2.aruco.generateImageMarker`` (never committed),
+written as PNG files into the build's asset folder, and applied one per thin visual box geom.
+Every tag geom's frame is ``Tag.frame()`` from :mod:`stages.perception.tags` (+X = tag right,
++Y = tag up, +Z = the face's outward normal); MuJoCo (>= 3.12) maps a 2D texture by the box's
+UVs so the image is upright on the +Z face (``tests/perception/test_tags_render.py`` renders
+every face and checks each detected corner against the layout). The layout module is the one
+place the tag geometry is defined: the builder and the pose estimator both read it.
+
+Peg (``add_tagged_peg``) keys::
+
+    pos: [x, y, z]            # initial pose of the body (the box centre)
+    quat: [w, x, y, z]
+    size: [0.04, 0.04, 0.14]  # full extents; z is the long axis
+    mass: 0.1                 # kg
+    friction: [1.0, 0.005, 0.0001]   # sliding, torsional, rolling (condim 4: torsional too)
+    condim: 4
+    rgba: [0.93, 0.93, 0.9, 1]
+    tag_thickness_m: 0.0004   # how far the tag geoms stand proud of the faces (visual only)
+    tags: {...}               # see stages.perception.tags
+
+The peg is a free body (joint ``<name>_free``) with one collision box ``<name>_geom``; the
+tags are visual-only geoms ``<name>_tag<id>`` (contype = conaffinity = 0, massless), so
+contacts and the grasp see a plain box.
+
+Tag plate (``add_tag_plate``): a flat white plate of ``grid = [rows, cols]`` tags rigidly
+attached to ``parent`` (a body of the robot, e.g. ``left_hand``) at ``pos``/``quat`` in the
+parent's frame; the plate body is named after the object, its +z is the tags' normal. Visual
+only, massless: it changes neither the dynamics nor the collision model. It is a calibration
+target (a marker on the hand), see :mod:`stages.perception.extrinsics`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from stages.errors import ConfigError
+
+PEG_KEYS = ("pos", "quat", "size", "mass", "friction", "condim", "rgba", "tag_thickness_m", "tags")
+PLATE_KEYS = ("parent", "pos", "quat", "rgba", "thickness_m", "margin_m", "tags")
+DEFAULT_PX_PER_CELL = 16
+
+
+def _check(cfg: Mapping[str, Any], allowed: tuple[str, ...], where: str) -> None:
+    unknown = sorted(str(k) for k in cfg if k not in allowed)
+    if unknown:
+        raise ConfigError(f"{where}: unknown key(s) {', '.join(unknown)}; allowed: "
+                          f"{', '.join(allowed)}")
+
+
+def _vec(x: Any, n: int, where: str) -> list[float]:
+    if isinstance(x, str | bytes) or not hasattr(x, "__len__") or len(x) != n:
+        raise ConfigError(f"{where}: expected a list of {n} numbers, got {x!r}")
+    try:
+        out = [float(v) for v in x]
+    except (TypeError, ValueError):
+        raise ConfigError(f"{where}: expected a list of {n} numbers, got {x!r}") from None
+    if not all(np.isfinite(out)):
+        raise ConfigError(f"{where}: numbers must be finite, got {x!r}")
+    return out
+
+
+def _quat_from_matrix(R: np.ndarray) -> list[float]:
+    import mujoco
+
+    q = np.zeros(4)
+    mujoco.mju_mat2Quat(q, np.ascontiguousarray(R, dtype=float).ravel())
+    return (q / np.linalg.norm(q)).tolist()
+
+
+def marker_image(dictionary: str, tag_id: int, px_per_cell: int = DEFAULT_PX_PER_CELL,
+                 quiet_zone_cells: int = 1) -> np.ndarray:
+    """An RGB uint8 image of one marker with a white quiet zone, OpenCV's upright orientation."""
+    import cv2
+
+    from stages.perception.tags import TAG_FAMILY_CELLS, marker_dictionary
+
+    cells = TAG_FAMILY_CELLS.get(dictionary, 8)
+    d = marker_dictionary(dictionary)
+    if not 0 <= int(tag_id) < d.bytesList.shape[0]:
+        raise ConfigError(f"tag id {tag_id} is not in {dictionary} (ids 0..{d.bytesList.shape[0] - 1})")
+    img = cv2.aruco.generateImageMarker(d, int(tag_id), cells * px_per_cell, borderBits=1)
+    q = quiet_zone_cells * px_per_cell
+    img = cv2.copyMakeBorder(img, q, q, q, q, cv2.BORDER_CONSTANT, value=255)
+    return cv2.cvtColor(img, cv2.COLOR_GRAY2RGB)
+
+
+def write_png(path: Path, rgb: np.ndarray) -> Path:
+    import cv2
+
+    from stages.artifacts import atomic_write_bytes
+
+    ok, enc = cv2.imencode(".png", cv2.cvtColor(rgb, cv2.COLOR_RGB2BGR))
+    if not ok:
+        raise OSError(f"could not encode {path}")
+    atomic_write_bytes(path, enc.tobytes())
+    return path
+
+
+def _add_tag_geoms(spec, body, name: str, layout, asset_dir: Path, thickness: float,
+                   px_per_cell: int) -> None:
+    """One textured visual box per tag, its +Z face flush outside the object's face."""
+    import mujoco
+
+    from stages.perception.tags import TAG_FAMILY_CELLS
+
+    cells = TAG_FAMILY_CELLS.get(layout.dictionary, 8)
+    for tag in layout.tags:
+        png = write_png(asset_dir / f"{name}_tag{tag.id}.png",
+                        marker_image(layout.dictionary, tag.id, px_per_cell, layout.quiet_zone_cells))
+        tex = f"{name}_tag{tag.id}_tex"
+        spec.add_texture(name=tex, type=mujoco.mjtTexture.mjTEXTURE_2D, file=str(png))
+        mat = spec.add_material(name=f"{name}_tag{tag.id}_mat")
+        mat.textures[mujoco.mjtTextureRole.mjTEXROLE_RGB] = tex
+        mat.specular = 0.1
+        mat.shininess = 0.1
+        outer = tag.size_m * (cells + 2 * layout.quiet_zone_cells) / cells
+        R = tag.rotation()
+        pos = np.asarray(tag.center) + R[:, 2] * thickness / 2
+        body.add_geom(name=f"{name}_tag{tag.id}", type=mujoco.mjtGeom.mjGEOM_BOX,
+                      size=[outer / 2, outer / 2, thickness / 2], pos=pos.tolist(),
+                      quat=_quat_from_matrix(R), material=mat.name, rgba=[1, 1, 1, 1],
+                      contype=0, conaffinity=0, group=2, density=0)
+
+
+def add_tagged_peg(spec, name: str, params: Mapping[str, Any], context) -> None:
+    """``kind: hardware.models.peg:add_tagged_peg`` — the free, ten-tag peg (module docstring)."""
+    import mujoco
+
+    from stages.perception.tags import peg_layout
+
+    where = f"scene.objects.{name}"
+    cfg = dict(params)
+    _check(cfg, PEG_KEYS, where)
+    layout = peg_layout(cfg.get("size", [0.04, 0.04, 0.14]), cfg.get("tags"), name)
+    mass = float(cfg.get("mass", 0.1))
+    if not mass > 0:
+        raise ConfigError(f"{where}.mass must be > 0 kg, got {cfg.get('mass')!r}")
+    thickness = float(cfg.get("tag_thickness_m", 0.0004))
+    if not 0 < thickness < 0.005:
+        raise ConfigError(f"{where}.tag_thickness_m must be in (0, 0.005) m, got {thickness}")
+    quat = np.asarray(_vec(cfg.get("quat", [1, 0, 0, 0]), 4, f"{where}.quat"))
+    if np.linalg.norm(quat) < 1e-9:
+        raise ConfigError(f"{where}.quat must not be zero")
+    body = spec.worldbody.add_body(name=name, pos=_vec(cfg.get("pos", [0.6, 0.0, 0.8]), 3,
+                                                       f"{where}.pos"),
+                                   quat=(quat / np.linalg.norm(quat)).tolist())
+    body.add_freejoint(name=f"{name}_free")
+    body.add_geom(name=f"{name}_geom", type=mujoco.mjtGeom.mjGEOM_BOX,
+                  size=list(layout.half_extents), mass=mass,
+                  rgba=_vec(cfg.get("rgba", [0.93, 0.93, 0.9, 1.0]), 4, f"{where}.rgba"),
+                  friction=_vec(cfg.get("friction", [1.0, 0.005, 0.0001]), 3, f"{where}.friction"),
+                  condim=int(cfg.get("condim", 4)), contype=1, conaffinity=1, group=0)
+    px = int((cfg.get("tags") or {}).get("texture_px_per_cell", DEFAULT_PX_PER_CELL))
+    _add_tag_geoms(spec, body, name, layout, Path(context.asset_dir), thickness, px)
+
+
+def add_tag_plate(spec, name: str, params: Mapping[str, Any], context) -> None:
+    """``kind: hardware.models.peg:add_tag_plate`` — a tag plate fixed to a robot body."""
+    import mujoco
+
+    from stages.perception.tags import TAG_FAMILY_CELLS, plate_layout
+
+    where = f"scene.objects.{name}"
+    cfg = dict(params)
+    _check(cfg, PLATE_KEYS, where)
+    parent_name = cfg.get("parent")
+    parent = spec.body(str(parent_name)) if parent_name else None
+    if parent is None:
+        bodies = [b.name for b in spec.bodies if b.name]
+        raise ConfigError(f"{where}.parent={parent_name!r} is not a body of the scene; bodies: "
+                          f"{', '.join(bodies)}")
+    layout = plate_layout(cfg.get("tags"), name)
+    quat = np.asarray(_vec(cfg.get("quat", [1, 0, 0, 0]), 4, f"{where}.quat"))
+    body = parent.add_body(name=name, pos=_vec(cfg.get("pos", [0, 0, 0]), 3, f"{where}.pos"),
+                           quat=(quat / np.linalg.norm(quat)).tolist())
+    t = float(cfg.get("thickness_m", 0.002))
+    margin = float(cfg.get("margin_m", 0.002))
+    cells = TAG_FAMILY_CELLS.get(layout.dictionary, 8)
+    corners = layout.corners().reshape(-1, 3)
+    pad = max(tag.size_m for tag in layout.tags) * layout.quiet_zone_cells / cells + margin
+    lo, hi = corners[:, :2].min(axis=0) - pad, corners[:, :2].max(axis=0) + pad
+    body.add_geom(name=f"{name}_plate", type=mujoco.mjtGeom.mjGEOM_BOX,
+                  size=[(hi[0] - lo[0]) / 2, (hi[1] - lo[1]) / 2, t / 2],
+                  pos=[(hi[0] + lo[0]) / 2, (hi[1] + lo[1]) / 2, -t / 2],
+                  rgba=_vec(cfg.get("rgba", [0.95, 0.95, 0.95, 1.0]), 4, f"{where}.rgba"),
+                  contype=0, conaffinity=0, group=2, density=0)
+    px = int((cfg.get("tags") or {}).get("texture_px_per_cell", DEFAULT_PX_PER_CELL))
+    _add_tag_geoms(spec, body, name, layout, Path(context.asset_dir), 0.0003, px)

@@ -1,0 +1,1 @@
+"""Execution: synchronized multi-arm execution, the sequential baseline, the bring-up protocol."""

@@ -1,0 +1,32 @@
+"""Looking back at recorded states: which ones touch, and a video of them."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def colliding_states(world, joint_names, positions: np.ndarray) -> np.ndarray:
+    """Boolean per state: does any pair of geometry that may not touch actually touch?"""
+    from stages.planning.checker import ClearanceChecker
+
+    checker = ClearanceChecker(world.model, joint_names, 0.0, base_qpos=world.home_qpos())
+    return np.array([not checker.is_valid(q) for q in positions], dtype=bool)
+
+
+def render_states(model, times: np.ndarray, qpos: np.ndarray, camera: str, fps: float) -> list[np.ndarray]:
+    """Frames at ``fps`` from recorded full-qpos states (rendered afterwards, not during the run)."""
+    import mujoco
+
+    from hardware.render import OffscreenRenderer
+
+    if len(times) == 0:
+        return []
+    data = mujoco.MjData(model)
+    picks = np.searchsorted(times, np.arange(times[0], times[-1] + 1e-9, 1.0 / fps))
+    frames = []
+    with OffscreenRenderer(model) as renderer:
+        for i in np.clip(picks, 0, len(times) - 1):
+            data.qpos[:] = qpos[i]
+            mujoco.mj_forward(model, data)
+            frames.append(renderer.render(data, camera))
+    return frames
