@@ -56,7 +56,12 @@ def _hydra_main(cfg: DictConfig) -> str:
     run_dir = Path(hc.runtime.output_dir)
     _set_console_level(str(cfg.runner.log_level.value))
     _make_replayable(run_dir / hc.output_subdir / "config.yaml")
-    record = run_config(cfg, run_dir)
+    try:
+        record = run_config(cfg, run_dir)
+    except KeyboardInterrupt:
+        print(f"choreograph: interrupted; every arm was cancelled (status in {run_dir / 'status.json'})",
+              file=sys.stderr)
+        sys.exit(130)
     if record.ok:
         print(f"choreograph: ok — {run_dir}", file=sys.stderr)
         return "ok"

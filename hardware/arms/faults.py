@@ -35,7 +35,8 @@ class FaultyDriver:
     def read_state(self):
         return self.inner.read_state()
 
-    def execute(self, trajectory: ArmTrajectory, start_stamp: float, cancel: CancelEvent) -> GoalResult:
+    def execute(self, trajectory: ArmTrajectory, start_stamp: float, cancel: CancelEvent,
+                on_sent=None) -> GoalResult:
         with self._rng_lock:
             delay = self.send_latency_s + self.send_jitter_s * float(self.rng.random())
         t0 = time.perf_counter()
@@ -48,14 +49,14 @@ class FaultyDriver:
             cancel.wait()
             return GoalResult(self.name, Outcome.TIMEOUT, "goal never acknowledged (injected hang)")
         if self.fail_at_s is None:
-            result = self.inner.execute(trajectory, start_stamp, cancel)
+            result = self.inner.execute(trajectory, start_stamp, cancel, on_sent)
         else:
-            result = self._execute_then_fail(trajectory, start_stamp, cancel)
+            result = self._execute_then_fail(trajectory, start_stamp, cancel, on_sent)
         return GoalResult(result.arm, result.outcome, result.reason, result.sent_s, result.started_s,
                           result.ended_s, time.perf_counter() - t0 if np.isnan(result.send_latency_s)
                           else result.send_latency_s + delay, result.stopped_wall_s)
 
-    def _execute_then_fail(self, trajectory, start_stamp, cancel) -> GoalResult:
+    def _execute_then_fail(self, trajectory, start_stamp, cancel, on_sent) -> GoalResult:
         """Run on the inner driver with a private cancel that fires at the fault time."""
         own = CancelEvent()
         cancel.subscribe(lambda: own.set(cancel.reason))
@@ -71,7 +72,7 @@ class FaultyDriver:
 
         watcher = threading.Thread(target=trip, daemon=True, name=f"fault-{self.name}")
         watcher.start()
-        result = self.inner.execute(trajectory, start_stamp, own)
+        result = self.inner.execute(trajectory, start_stamp, own, on_sent)
         own.set("done")
         if result.outcome == Outcome.CANCELLED and own.reason.startswith("injected fault"):
             return GoalResult(result.arm, Outcome.FAILED, own.reason, result.sent_s, result.started_s,

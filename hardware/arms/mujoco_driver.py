@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from hardware.arms.mujoco_sim import PhysicsSim
 from hardware.arms.protocol import ArmTrajectory, CancelEvent, GoalResult, JointState, Outcome
@@ -24,7 +24,8 @@ class MujocoArmDriver:
     def read_state(self) -> JointState:
         return self.sim.read_state(self.name)
 
-    def execute(self, trajectory: ArmTrajectory, start_stamp: float, cancel: CancelEvent) -> GoalResult:
+    def execute(self, trajectory: ArmTrajectory, start_stamp: float, cancel: CancelEvent,
+                on_sent: Callable[[], None] | None = None) -> GoalResult:
         t0 = time.perf_counter()
         if tuple(trajectory.joint_names) != self.joint_names:
             return GoalResult(self.name, Outcome.REJECTED,
@@ -35,6 +36,8 @@ class MujocoArmDriver:
         goal = self.sim.submit(self.name, trajectory, start_stamp)
         latency = time.perf_counter() - t0
         sent = self.sim.clock()
+        if on_sent is not None and goal.outcome is None:
+            on_sent()
         cancel.subscribe(lambda: self.sim.cancel(goal, cancel.reason or "cancelled"))
         goal.done.wait()
         return GoalResult(self.name, goal.outcome or Outcome.FAILED, goal.reason, sent,

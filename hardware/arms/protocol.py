@@ -1,8 +1,8 @@
 """What an arm driver does: run a trajectory from a given start stamp, cancel it, report state.
 
 One driver per arm. ``execute`` blocks in the caller's thread: it sends the goal
-(which may take a while: a real driver talks over a network), waits for the motion
-to finish, and returns how it ended. Setting the ``cancel`` event stops the arm
+(which may take a while: a real driver talks over a network), calls ``on_sent`` once
+the goal is acknowledged, waits for the motion to finish, and returns how it ended. Setting the ``cancel`` event stops the arm
 mid-motion (it holds where it is) and makes ``execute`` return CANCELLED. Stamps
 are in the driver's clock (``driver.clock()``), shared by every arm of one robot.
 """
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import enum
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -104,5 +105,5 @@ class ArmDriver(Protocol):
 
     def read_state(self) -> JointState: ...
 
-    def execute(self, trajectory: ArmTrajectory, start_stamp: float,
-                cancel: CancelEvent) -> GoalResult: ...
+    def execute(self, trajectory: ArmTrajectory, start_stamp: float, cancel: CancelEvent,
+                on_sent: Callable[[], None] | None = None) -> GoalResult: ...

@@ -77,24 +77,34 @@ def draw_speed_path(ax, points: np.ndarray, speeds_in_s: np.ndarray, vmax: float
 
 def path_figure(points: np.ndarray, entry_speed_in_s: np.ndarray, vmax: float, *,
                 original: np.ndarray | None = None, relaxed: np.ndarray | None = None,
-                poses: np.ndarray | None = None, footprint_in=(18.0, 18.0), title: str = ""):
-    """The field with the original and relaxed curves, the flattened segments coloured by
-    entry speed, and the robot's footprint at ``poses`` (x, y, heading rows)."""
+                poses: np.ndarray | None = None, footprint_in=(18.0, 18.0),
+                focus: np.ndarray | None = None, zoom_in: float = 14.0, title: str = ""):
+    """Left: the field with the original and relaxed curves, the flattened segments
+    coloured by entry speed and the robot's footprint at ``poses`` (x, y, heading rows).
+    Right (when ``focus`` is given): a ``zoom_in``-inch close-up around that point."""
     plt = _plt()
-    fig, ax = plt.subplots(figsize=(7.5, 7))
-    draw_field(ax)
-    if original is not None:
-        ax.plot(original[:, 0], original[:, 1], "--", color="#d62728", linewidth=1.2,
-                label="original curve", zorder=2)
-    if relaxed is not None:
-        ax.plot(relaxed[:, 0], relaxed[:, 1], "-", color="#1f77b4", linewidth=1.0,
-                label="relaxed curve", zorder=2)
-    lc = draw_speed_path(ax, points, entry_speed_in_s, vmax)
-    for pose in poses if poses is not None else ():
-        draw_footprint(ax, pose, *footprint_in, color="#444444", alpha=0.45)
-    fig.colorbar(lc, ax=ax, shrink=0.8, label="entry speed (in/s)")
-    ax.legend(loc="upper left", fontsize=8)
-    ax.set_title(title)
+    panels = 1 if focus is None else 2
+    fig, axes = plt.subplots(1, panels, figsize=(7.2 * panels, 6.6), squeeze=False)
+    for n, ax in enumerate(axes[0]):
+        draw_field(ax)
+        if original is not None:
+            ax.plot(original[:, 0], original[:, 1], "--", color="#d62728", linewidth=1.2,
+                    label="original curve", zorder=2)
+        if relaxed is not None:
+            ax.plot(relaxed[:, 0], relaxed[:, 1], "-", color="#1f77b4", linewidth=1.0,
+                    label="relaxed curve", zorder=2)
+        lc = draw_speed_path(ax, points, entry_speed_in_s, vmax)
+        if n == 0:
+            for pose in poses if poses is not None else ():
+                draw_footprint(ax, pose, *footprint_in, color="#444444", alpha=0.45)
+            ax.set_title(title)
+        else:
+            fx, fy = focus
+            ax.set_xlim(fx - zoom_in, fx + zoom_in)
+            ax.set_ylim(fy - zoom_in, fy + zoom_in)
+            ax.set_title(f"close-up of the slowest turn ({zoom_in * 2:.0f} in wide)")
+        ax.legend(loc="upper left", fontsize=8)
+    fig.colorbar(lc, ax=axes[0].tolist(), shrink=0.8, label="entry speed (in/s)")
     return fig
 
 
@@ -134,11 +144,15 @@ def animation_frames(path_points: np.ndarray, poses: np.ndarray, times_s: np.nda
     body = Polygon(footprint_corners(poses[0], *footprint_in), closed=True, fill=False,
                    edgecolor="k", linewidth=1.5, zorder=5)
     ax.add_patch(body)
+    nose, = ax.plot([], [], "-", color="k", linewidth=1.5, zorder=5)
     label = ax.set_title(title)
     idx = np.unique(np.linspace(0, len(poses) - 1, min(max_frames, len(poses))).astype(int))
     frames = []
     for i in idx:
         body.set_xy(footprint_corners(poses[i], *footprint_in))
+        x, y, h = poses[i]
+        reach = 0.5 * footprint_in[0]
+        nose.set_data([x, x + reach * np.cos(h)], [y, y + reach * np.sin(h)])
         trail.set_data(poses[: i + 1, 0], poses[: i + 1, 1])
         label.set_text(f"{title}  t = {times_s[i]:.2f} s".strip())
         fig.canvas.draw()

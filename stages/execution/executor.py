@@ -103,11 +103,12 @@ class SynchronizedExecutor:
         lead = self.lead_s()
         stamp = clock() + lead
         results: dict[str, GoalResult] = {}
+        acked = {arm: threading.Event() for arm in per_arm}
 
         def run_arm(arm: str) -> None:
             driver = self.drivers[arm]
             try:
-                result = driver.execute(per_arm[arm], stamp, cancel)
+                result = driver.execute(per_arm[arm], stamp, cancel, acked[arm].set)
             except Exception as exc:  # noqa: BLE001 - a driver crash is a failed arm
                 result = GoalResult(arm, Outcome.FAILED, f"driver raised {type(exc).__name__}: {exc}")
             results[arm] = result
@@ -119,8 +120,15 @@ class SynchronizedExecutor:
         for t in threads.values():
             t.start()
         duration = float(next(iter(per_arm.values())).times[-1])
-        deadline = time.perf_counter() + (lead + duration) / self.clock_speed + self.ack_timeout_s
+        t_wall = time.perf_counter()
+        ack_deadline = t_wall + lead / self.clock_speed + self.ack_timeout_s
+        deadline = t_wall + (lead + duration) / self.clock_speed + self.ack_timeout_s
         try:
+            for arm, ev in acked.items():
+                if not ev.wait(max(0.0, ack_deadline - time.perf_counter())) and arm not in results:
+                    cancel.set(f"arm {arm!r} timeout: goal not acknowledged within {self.ack_timeout_s:.2f} s "
+                               "of the start stamp")
+                    break
             for arm, t in threads.items():
                 t.join(max(0.0, deadline - time.perf_counter()))
                 if t.is_alive():

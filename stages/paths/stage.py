@@ -121,7 +121,6 @@ class BuildPath(Stage):
         if self.chain.dropped:
             ctx.log.warning("path.segments %s have zero length and were dropped",
                             list(self.chain.dropped))
-        table = bundle.entry_speeds()
         metrics = {
             "name": self.name, "bezier_segments": len(self.chain),
             "segments": flat.segments, "length_in": flat.length_in,
@@ -207,7 +206,8 @@ class DrawPath(Stage):
             "field.png": PngFigure(drawing.path_figure(
                 table.points_in, table.entry_speed_in_s, table.limits.max_speed_in_s,
                 original=path.original.sample(), relaxed=relaxed, poses=poses[pick],
-                footprint_in=footprint, title=title)),
+                footprint_in=footprint, focus=table.points_in[slowest_turn(table)],
+                title=title)),
             "speed_profile.png": PngFigure(drawing.speed_profile_figure(
                 profile.s_in, profile.speed_in_s, table.cum_length_in, table.entry_speed_in_s,
                 table.corner_speed_in_s, table.limits.max_speed_in_s,
@@ -229,6 +229,12 @@ def min_entry_speed(bundle: PathBundle) -> float:
                                    corner_tolerance_in=bundle.corner_tolerance_in,
                                    end_speed_in_s=bundle.limits.max_speed_in_s)
     return float(free.entry_speed_in_s[:-1].min())
+
+
+def slowest_turn(table: EntrySpeedTable) -> int:
+    """Index of the interior vertex with the lowest turn cap (the middle one if none turns)."""
+    caps = table.corner_speed_in_s[1:-1]
+    return 1 + int(np.argmin(caps)) if len(caps) else table.segments // 2
 
 
 def planned_poses(table: EntrySpeedTable, s_in: np.ndarray) -> np.ndarray:

@@ -163,7 +163,7 @@ class ClearanceChecker:
         d = self._set(q)
         best, pair = DISTMAX_M, (-1, -1)
         for g1, g2 in self.pairs:
-            dist = float(mujoco.mj_geomDistance(self.model, d, g1, g2, best, None))
+            dist = float(mujoco.mj_geomDistance(self.model, d, g1, g2, DISTMAX_M, None))
             if dist < best:
                 best, pair = dist, (g1, g2)
         names = tuple(

@@ -1,0 +1,141 @@
+import threading
+
+import numpy as np
+import pytest
+from omegaconf import OmegaConf
+
+from hardware.arms.faults import FaultyDriver
+from hardware.arms.mujoco_driver import MujocoArmDriver
+from hardware.arms.mujoco_sim import PhysicsSim
+from hardware.arms.protocol import ArmTrajectory, CancelEvent, Outcome
+from stages.errors import ExecutionError
+from stages.execution.executor import SynchronizedExecutor, check_shared_timestamps, split_trajectory
+from stages.planning.path import JointPath
+from stages.retiming.retime import retime_with_report
+from stages.scene import build_world
+from tests.conftest import CONF
+
+
+@pytest.fixture(scope="module")
+def world():
+    return build_world(OmegaConf.to_container(OmegaConf.load(CONF / "robot/twin_panda.yaml")),
+                       OmegaConf.to_container(OmegaConf.load(CONF / "scene/table.yaml")))
+
+
+def move(world, delta=0.6):
+    """Both arms swing joint 1 outward and back toward the torso (no contact possible)."""
+    names = world.robot.joint_names()
+    home = world.robot.home()
+    goal = home.copy()
+    goal[0] += delta   # left joint1: outward
+    goal[7] -= delta   # right joint1: outward
+    traj = retime_with_report(JointPath(tuple(names), np.stack([home, goal])),
+                              world.robot.velocity_limits() * 0.5, world.robot.acceleration_limits() * 0.5
+                              ).trajectory
+    return split_trajectory(traj, {a.name: a.joints for a in world.robot.arms})
+
+
+def rig(world, speed=2.0, faults=None):
+    sim = PhysicsSim(world.model, world.home_qpos(), speed=speed)
+    drivers = {}
+    for arm in world.robot.arms:
+        d = MujocoArmDriver(sim, arm.name, arm.joints)
+        f = (faults or {}).get(arm.name)
+        drivers[arm.name] = FaultyDriver(d, seed=1, **f) if f else d
+    return sim, drivers
+
+
+def test_mismatched_timestamps_are_refused(world):
+    per_arm = move(world)
+    bad = dict(per_arm)
+    right = per_arm["right"]
+    bad["right"] = ArmTrajectory(right.joint_names, right.times * 1.01, right.positions, right.velocities)
+    with pytest.raises(ExecutionError, match="do not share timestamps"):
+        check_shared_timestamps(bad)
+    sim, drivers = rig(world)
+    with pytest.raises(ExecutionError, match="do not share timestamps"):
+        SynchronizedExecutor(drivers).run(bad)
+
+
+def test_both_arms_start_on_the_shared_stamp_despite_slow_sends(world):
+    faults = {"left": {"send_latency_s": 0.03, "send_jitter_s": 0.02},
+              "right": {"send_latency_s": 0.0, "send_jitter_s": 0.05}}
+    sim, drivers = rig(world, faults=faults)
+    with sim:
+        report = SynchronizedExecutor(drivers, start_buffer_s=0.2, clock_speed=sim.speed).run(move(world))
+    assert report.ok, report.failure()
+    assert report.start_skew_s < 0.002
+    for r in report.results.values():
+        assert r.started_s == pytest.approx(report.start_stamp, abs=0.0021)
+
+
+def test_a_failing_arm_cancels_the_other_mid_motion(world):
+    sim, drivers = rig(world, faults={"left": {"fail_at_s": 0.15}})
+    per_arm = move(world)
+    with sim:
+        report = SynchronizedExecutor(drivers, start_buffer_s=0.05, clock_speed=sim.speed).run(per_arm)
+        stopped = sim.read_state("right").positions
+        t_stop = sim.clock()
+        while sim.clock() < t_stop + 0.3:
+            threading.Event().wait(0.01)
+        later = sim.read_state("right")
+    assert report.results["left"].outcome == Outcome.FAILED
+    assert report.results["right"].outcome == Outcome.CANCELLED
+    assert report.cancel_latency_s is not None and report.cancel_latency_s < 0.008
+    # mid-motion: the right arm stopped well short of its goal and holds still there
+    goal = per_arm["right"].positions[-1]
+    assert abs(stopped[0] - goal[0]) > 0.1
+    assert np.abs(later.positions - stopped).max() < 0.02
+    assert np.abs(later.velocities).max() < 0.05
+
+
+@pytest.mark.parametrize("fault, outcome", [({"reject": True}, Outcome.REJECTED),
+                                            ({"hang": True}, Outcome.TIMEOUT)])
+def test_rejected_or_hung_goal_ends_in_a_clean_cancel(world, fault, outcome):
+    sim, drivers = rig(world, faults={"right": fault})
+    with sim:
+        report = SynchronizedExecutor(drivers, start_buffer_s=0.05, ack_timeout_s=0.3,
+                                      clock_speed=sim.speed).run(move(world))
+    assert report.results["right"].outcome == outcome
+    assert report.results["left"].outcome == Outcome.CANCELLED
+    assert not report.ok and report.cancel_reason
+
+
+def test_cancel_event_reaches_late_subscribers():
+    ev = CancelEvent()
+    ev.set("stop")
+    hit = []
+    ev.subscribe(lambda: hit.append(1))
+    assert hit == [1] and ev.reason == "stop"
+
+
+def test_concurrent_access_never_crashes_or_corrupts(world):
+    """Stress: many threads read state, submit and cancel goals while the physics steps."""
+    sim, drivers = rig(world, speed=4.0)
+    per_arm = move(world, 0.3)
+    errors = []
+
+    def hammer(k):
+        try:
+            rng = np.random.default_rng(k)
+            for _ in range(40):
+                arm = "left" if rng.random() < 0.5 else "right"
+                st = sim.read_state(arm)
+                assert np.all(np.isfinite(st.positions))
+                goal = sim.submit(arm, per_arm[arm], sim.clock() + 0.01)
+                if rng.random() < 0.5:
+                    sim.cancel(goal)
+                sim.snapshot()
+        except Exception as exc:  # noqa: BLE001
+            errors.append(exc)
+
+    with sim:
+        threads = [threading.Thread(target=hammer, args=(k,)) for k in range(16)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert not errors
+    assert sim.error is None
+    times, qpos = sim.recorded()
+    assert np.all(np.diff(times) > 0) and np.all(np.isfinite(qpos))
