@@ -73,17 +73,19 @@ class CubicBezier:
         raise ValueError(f"derivative order must be 1, 2 or 3; got {order}")
 
     def curvature(self, t: float | np.ndarray) -> np.ndarray:
-        """Signed curvature (1/in, positive = turning left). inf where the speed vanishes
-        on a turn (a cusp), 0 where it vanishes on a straight line."""
-        d1, d2 = self.derivative(t, 1), self.derivative(t, 2)
+        """Signed curvature (1/in, positive = turning left). Where the speed vanishes
+        (a cusp, coincident control points) the limit: ±inf if the curve turns there
+        (B'' × B''' non-zero: κ grows like 1/t), 0 if it is straight."""
+        d1, d2, d3 = (self.derivative(t, k) for k in (1, 2, 3))
         cross = d1[..., 0] * d2[..., 1] - d1[..., 1] * d2[..., 0]
+        turn = d2[..., 0] * d3[..., 1] - d2[..., 1] * d3[..., 0]
         speed = np.hypot(d1[..., 0], d1[..., 1])
         scale = max(float(np.ptp(self.p, axis=0).max()), 1.0)
         with np.errstate(divide="ignore", invalid="ignore"):
             k = cross / speed**3
         stalled = speed <= _TINY * scale
-        k = np.where(stalled, np.where(np.abs(cross) <= _TINY * scale**2, 0.0,
-                                       np.copysign(np.inf, cross)), k)
+        k = np.where(stalled, np.where(np.abs(turn) <= _TINY * scale**2, 0.0,
+                                       np.copysign(np.inf, turn)), k)
         return k if k.ndim else float(k)
 
     def split(self, t: float = 0.5) -> tuple[CubicBezier, CubicBezier]:

@@ -1,6 +1,6 @@
 r"""Adaptive De Casteljau flattening of a Bézier chain into straight segments.
 
-Each cubic is halved (De Casteljau at t = 1/2) until every piece passes the
+Each cubic is halved (De Casteljau at t = 1/2) until every piece passes a
 flatness test below; each passing piece becomes the chord from its first to its
 last control point.
 
@@ -25,9 +25,16 @@ max(|ux|, |vx|)/4`` (``t(1−t) ≤ 1/4``), and likewise for y. Squaring and add
 So each curve point B(t) lies within tol of the chord point L(t) (and each chord
 point within tol of a curve point): the Hausdorff distance is ≤ tol. ∎
 
-Halving a cubic divides u and v by 4 (they are second differences of the control
-polygon), so the test value falls by 16 per level and the recursion ends; the
-depth needed is about ``log16(test / 16tol²)``. The bound uses no derivative, so
+A second sufficient test catches what this one over-refines (control points on
+the chord but spaced unevenly, e.g. ``P1 = P0``, ``P2 = P3``, where B(t) runs
+ahead of L(t) along the same line): the curve lies in the convex hull of its
+control points, and the distance to the segment P0P3 is convex, so if P1 and P2
+are within tol of that segment, so is every point of the curve.
+
+The recursion ends: on a piece spanning parameters [a, a+h] of the original,
+``P1 = B(a) + h·B'(a)/3``, so ``u = B(a) + h·B'(a) − B(a+h) = −h²·B''(a)/2 − h³·B'''/6``
+(and likewise v); halving a small piece divides u and v by about 4 and the test
+value by about 16 per level. The bound uses no derivative, so
 cusps and coincident control points (``P1 = P0``, ``P1 = P2``, all four equal)
 need no special case: a piece whose chord has length 0 and passes the test lies
 within tol of that point and is merged into its neighbours.
@@ -52,6 +59,20 @@ def flatness(p: np.ndarray) -> float:
     return float(np.maximum(u * u, v * v).sum())
 
 
+def _segment_distance(q: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    d = b - a
+    dd = float(d @ d)
+    s = np.clip((q - a) @ d / dd, 0.0, 1.0) if dd > 0 else np.zeros(len(q))
+    return np.hypot(*(q - a - s[:, None] * d).T)
+
+
+def is_flat(p: np.ndarray, tolerance_in: float) -> bool:
+    """Either sufficient test: the Willcocks/Fischer bound, or the convex hull within tol."""
+    if flatness(p) <= 16.0 * tolerance_in * tolerance_in:
+        return True
+    return bool(_segment_distance(p[1:3], p[0], p[3]).max() <= tolerance_in)
+
+
 def _halves(p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     a, b, c = (p[0] + p[1]) / 2, (p[1] + p[2]) / 2, (p[2] + p[3]) / 2
     d, e = (a + b) / 2, (b + c) / 2
@@ -66,13 +87,12 @@ def flatten_cubic(curve: CubicBezier, tolerance_in: float, max_depth: int = MAX_
     Iterative (an explicit stack), left to right. Raises PathError if a piece still
     fails the test at ``max_depth`` or the pieces would exceed ``max_segments``.
     """
-    limit = 16.0 * tolerance_in * tolerance_in
     ts, pts = [0.0], [curve.p[0].copy()]
     stack = [(curve.p, 0.0, 1.0, 0)]
     deepest = 0
     while stack:
         p, t0, t1, depth = stack.pop()
-        if flatness(p) <= limit:
+        if is_flat(p, tolerance_in):
             deepest = max(deepest, depth)
             if np.hypot(*(p[3] - pts[-1])) > 0.0:  # skip zero-length chords (exact)
                 ts.append(t1)

@@ -96,11 +96,15 @@ class ClearanceChecker:
 
     # ------------------------------------------------------------------ internals
     def _checked_pairs(self) -> np.ndarray:
-        """Every pair of collision geoms that may not touch (hardware.geometry's rule), as (P, 2)."""
+        """Every pair of collision geoms that may not touch (hardware.geometry's rule) and that the
+        configuration's joints can change (a pair of two geoms no joint here moves is constant)."""
         from hardware.geometry import collision_pairs
 
-        pairs = collision_pairs(self.model, self.geoms)
-        keep = [tuple(p) for p in pairs.tolist() if frozenset(p) not in self._allowed]
+        m = self.model
+        pairs = collision_pairs(m, self.geoms)
+        moved = _moved_bodies(m, self.qpos_adr)
+        keep = [tuple(p) for p in pairs.tolist() if frozenset(p) not in self._allowed
+                and (m.geom_bodyid[p[0]] in moved or m.geom_bodyid[p[1]] in moved)]
         return np.array(keep, dtype=int).reshape(-1, 2)
 
     @property
@@ -190,3 +194,16 @@ def _copy_model(model):
     import copy
 
     return copy.deepcopy(model)
+
+
+def _moved_bodies(model, qpos_adr) -> set[int]:
+    """Bodies moved by the joints at ``qpos_adr`` (the joints' bodies and everything below them)."""
+    roots = {int(model.jnt_bodyid[j]) for j in range(model.njnt) if model.jnt_qposadr[j] in set(qpos_adr)}
+    moved = set()
+    for b in range(model.nbody):
+        a = b
+        while a != 0 and a not in roots:
+            a = int(model.body_parentid[a])
+        if a in roots:
+            moved.add(b)
+    return moved

@@ -116,8 +116,11 @@ class ArmGroup:
                                 f"the group's arms are {list(self.arms)}")
         q = np.array(default, float) if default is not None else np.full(self.dof, np.nan)
         for arm, values in parts.items():
-            v = np.asarray(values, float)
             sl = self._slices[arm]
+            try:
+                v = np.asarray(values, float)
+            except (TypeError, ValueError):
+                v = np.full(1, np.nan)
             if v.shape != (sl.stop - sl.start,) or not np.all(np.isfinite(v)):
                 raise PlanningError("invalid_goal", f"{what} for arm {arm!r} must be "
                                     f"{sl.stop - sl.start} finite numbers, got {list(values)}")
