@@ -29,6 +29,46 @@ DISTMAX_M = 1.0  # distances are reported up to this; farther pairs report DISTM
 
 
 @dataclass(frozen=True)
+class HeldObject:
+    """A free body carried by a gripper: its pose follows ``attach_body`` at a fixed offset.
+
+    ``T_attach_obj`` is the object's pose in the attaching body's frame (4×4), measured
+    at the grasp. The checker moves the object with the arm, so the object is checked
+    against everything but ``allowed_pairs`` (its fingers).
+    """
+
+    body: str
+    attach_body: str
+    T_attach_obj: np.ndarray
+    body_id: int = -1
+    attach_id: int = -1
+    qpos_adr: int = -1
+
+    def bind(self, model) -> HeldObject:
+        import mujoco
+
+        b = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, self.body)
+        a = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, self.attach_body)
+        if b < 0 or a < 0 or model.body_jntnum[b] != 1 or \
+                model.jnt_type[model.body_jntadr[b]] != mujoco.mjtJoint.mjJNT_FREE:
+            raise ValueError(f"held object {self.body!r} must be a free body and {self.attach_body!r} a body")
+        return HeldObject(self.body, self.attach_body, np.asarray(self.T_attach_obj, float), b, a,
+                          int(model.jnt_qposadr[model.body_jntadr[b]]))
+
+    def place(self, model, data) -> None:
+        import mujoco
+
+        T = np.eye(4)
+        T[:3, :3] = data.xmat[self.attach_id].reshape(3, 3)
+        T[:3, 3] = data.xpos[self.attach_id]
+        W = T @ self.T_attach_obj
+        quat = np.empty(4)
+        mujoco.mju_mat2Quat(quat, W[:3, :3].reshape(-1))
+        data.qpos[self.qpos_adr:self.qpos_adr + 3] = W[:3, 3]
+        data.qpos[self.qpos_adr + 3:self.qpos_adr + 7] = quat
+
+
+@dataclass(frozen=True)
 class Proximity:
     """The closest pair of geometry at one configuration."""
 
@@ -60,6 +100,7 @@ class ClearanceChecker:
         base_qpos: np.ndarray | None = None,
         disabled_bodies: Iterable[str] = (),
         allowed_pairs: Iterable[tuple[str, str]] = (),
+        held: HeldObject | None = None,
     ):
         import mujoco
 
@@ -88,6 +129,7 @@ class ClearanceChecker:
                        mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_GEOM, b)))
             for a, b in allowed_pairs
         }
+        self.held = held.bind(m) if held is not None else None
         self.pairs = self._checked_pairs()
         self._pair_set = {tuple(p) for p in self.pairs.tolist()}
         self._local = threading.local()
@@ -103,6 +145,8 @@ class ClearanceChecker:
         m = self.model
         pairs = collision_pairs(m, self.geoms)
         moved = _moved_bodies(m, self.qpos_adr)
+        if self.held is not None:
+            moved.add(self.held.body_id)
         keep = [tuple(p) for p in pairs.tolist() if frozenset(p) not in self._allowed
                 and (m.geom_bodyid[p[0]] in moved or m.geom_bodyid[p[1]] in moved)]
         return np.array(keep, dtype=int).reshape(-1, 2)
@@ -124,6 +168,9 @@ class ClearanceChecker:
         d.qpos[:] = self.base_qpos
         d.qpos[self.qpos_adr] = q
         mujoco.mj_kinematics(self.model, d)
+        if self.held is not None:
+            self.held.place(self.model, d)
+            mujoco.mj_kinematics(self.model, d)
         return d
 
     def _count(self, n: int = 1) -> None:

@@ -71,7 +71,8 @@ class ArmGroup:
 
     def __init__(self, model, arms: Mapping[str, ArmLimits], clearance_m: float,
                  settings: PlannerSettings | None = None, base_qpos: np.ndarray | None = None,
-                 disabled_bodies: Sequence[str] = (), allowed_pairs: Sequence[tuple[str, str]] = ()):
+                 disabled_bodies: Sequence[str] = (), allowed_pairs: Sequence[tuple[str, str]] = (),
+                 held=None):
         self.model = model
         self.arms = dict(arms)
         self.settings = settings or PlannerSettings()
@@ -83,7 +84,9 @@ class ArmGroup:
         s = self.settings
         self._disabled, self._allowed = tuple(disabled_bodies), tuple(allowed_pairs)
         self._partial: dict[frozenset, ClearanceChecker] = {}
-        kw = dict(base_qpos=self.base_qpos, disabled_bodies=disabled_bodies, allowed_pairs=allowed_pairs)
+        kw = dict(base_qpos=self.base_qpos, disabled_bodies=disabled_bodies, allowed_pairs=allowed_pairs,
+                  held=held)
+        self._held = held
         self.checker = ClearanceChecker(model, self.joint_names, self.clearance_m + s.padding_m, **kw)
         self.exact_checker = ClearanceChecker(model, self.joint_names, self.clearance_m, **kw)
         self.touch_checker = ClearanceChecker(model, self.joint_names, 0.0, **kw)
@@ -226,7 +229,8 @@ class ArmGroup:
             bodies = [b for a in arms for b in arm_bodies(self.model, self.arms[a].joints)]
             self._partial[key] = ClearanceChecker(
                 self.model, self.joint_names, self.checker.clearance_m, base_qpos=self.base_qpos,
-                disabled_bodies=bodies + list(self._disabled), allowed_pairs=self._allowed)
+                disabled_bodies=bodies + list(self._disabled), allowed_pairs=self._allowed,
+                held=self._held)
         return self._partial[key]
 
     def plan_cartesian(self, goals: Mapping[str, Sequence[float]], start: np.ndarray,

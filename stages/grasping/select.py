@@ -1,0 +1,84 @@
+"""Choose, over every arm, the reachable grasp with the least joint travel.
+
+For each candidate and each arm: IK for the grasp and its pre-grasp (within joint
+limits, seeded from the arm's current configuration), both checked at clearance with
+the whole group present (the fingers may touch the object, nothing else may). The
+travel of a candidate is the joint-space distance (sum of |Δq|, rad) from the current
+configuration to the pre-grasp. Every rejected candidate keeps its reason.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from stages.errors import PlanningError
+from stages.grasping.candidates import GraspCandidate, pose7
+
+
+@dataclass(frozen=True)
+class GraspChoice:
+    arm: str
+    candidate: GraspCandidate
+    q_pregrasp: np.ndarray   # group configuration
+    q_grasp: np.ndarray      # group configuration
+    travel_rad: float
+
+
+@dataclass
+class GraspReport:
+    choice: GraspChoice | None
+    ranked: list[GraspChoice] = field(default_factory=list)   # every reachable one, least travel first
+    rejected: list[dict] = field(default_factory=list)
+
+
+def choose_grasp(group, candidates: list[GraspCandidate], start_q: np.ndarray, rng: np.random.Generator,
+                 pregrasp_m: float = 0.10, grasp_checker=None, arms=None) -> GraspReport:
+    """``grasp_checker`` checks the grasp state itself (the fingers may touch the object);
+    the pre-grasp is checked with the group's own checker."""
+    grasp_checker = grasp_checker or group.checker
+    report = GraspReport(None)
+    for arm in arms or list(group.arms):
+        sl = group.arm_slice(arm)
+        ik = group._ik[arm]
+        for cand in candidates:
+            why = None
+            sol_pre = ik.solve_once(np.array(pose7(cand.offset(pregrasp_m))), start_q[sl])
+            if sol_pre is None:
+                for _ in range(8):
+                    sol_pre = ik.solve_once(np.array(pose7(cand.offset(pregrasp_m))),
+                                            rng.uniform(ik.lower, ik.upper))
+                    if sol_pre is not None:
+                        break
+            if sol_pre is None:
+                why = "pre-grasp out of reach within joint limits"
+            else:
+                q_pre = start_q.copy()
+                q_pre[sl] = sol_pre.q
+                sol = ik.solve_once(np.array(pose7(cand.T_world_grip)), sol_pre.q)
+                if not group.checker.is_valid(q_pre):
+                    why = "pre-grasp closer than the clearance to something: " + group._why(q_pre, "it")
+                elif sol is None:
+                    why = "grasp out of reach within joint limits"
+                else:
+                    q_grasp = q_pre.copy()
+                    q_grasp[sl] = sol.q
+                    if np.abs(sol.q - sol_pre.q).max() > 0.6:
+                        why = "grasp and pre-grasp are on different IK branches"
+                    elif not grasp_checker.is_valid(q_grasp):
+                        why = "grasp closer than the clearance to something: " + group._why(q_grasp, "it")
+                    else:
+                        travel = float(np.abs(q_pre - start_q).sum())
+                        report.ranked.append(GraspChoice(arm, cand, q_pre, q_grasp, travel))
+            if why:
+                report.rejected.append({"arm": arm, "candidate": cand.name, "reason": why})
+    report.ranked.sort(key=lambda c: c.travel_rad)
+    report.choice = report.ranked[0] if report.ranked else None
+    return report
+
+
+def no_grasp_error(report: GraspReport, n_candidates: int) -> PlanningError:
+    reasons = sorted({r["reason"].split(":")[0] for r in report.rejected})
+    return PlanningError("unreachable", f"none of {n_candidates} grasps is reachable by any arm "
+                         f"({len(report.rejected)} rejections: {'; '.join(reasons)})")
