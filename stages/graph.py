@@ -234,6 +234,8 @@ def _instantiate(node: StageNode) -> Stage:
 
 
 def _check_metrics(stage: str, metrics: Mapping[str, Any]) -> dict[str, Any]:
+    """``key`` becomes ``<stage>.key``; a key that already names its scope (``grasp.arm``, from a
+    stage that runs several steps, like the reset) is kept as it is."""
     flat = {}
     for key, value in metrics.items():
         if isinstance(value, np.generic):
@@ -241,7 +243,7 @@ def _check_metrics(stage: str, metrics: Mapping[str, Any]) -> dict[str, Any]:
         if not isinstance(value, bool | int | float | str):
             raise TypeError(f"stage {stage!r} metric {key!r} is {type(value).__name__}; "
                             "metrics are numbers, booleans or strings")
-        flat[f"{stage}.{key}"] = value
+        flat[key if "." in key else f"{stage}.{key}"] = value
     return flat
 
 

@@ -31,6 +31,7 @@ class GraspReport:
     choice: GraspChoice | None
     ranked: list[GraspChoice] = field(default_factory=list)   # every reachable one, least travel first
     rejected: list[dict] = field(default_factory=list)
+    in_order: list[GraspChoice] = field(default_factory=list)
 
 
 def choose_grasp(group, candidates: list[GraspCandidate], start_q: np.ndarray, rng: np.random.Generator,
@@ -73,6 +74,7 @@ def choose_grasp(group, candidates: list[GraspCandidate], start_q: np.ndarray, r
                         report.ranked.append(GraspChoice(arm, cand, q_pre, q_grasp, travel))
             if why:
                 report.rejected.append({"arm": arm, "candidate": cand.name, "reason": why})
+    report.in_order = list(report.ranked)   # as enumerated: "the first reachable grasp" baseline
     report.ranked.sort(key=lambda c: c.travel_rad)
     report.choice = report.ranked[0] if report.ranked else None
     return report

@@ -1,0 +1,243 @@
+"""Plan the whole pick and place before any arm moves.
+
+approach → descend → close → lift → carry → place → open → retreat → home. Every
+motion is planned with ArmGroup (both arms in the group: the idle arm holds still and
+is checked against), retimed at 125 Hz and verified at every sample. While the peg is
+held it moves with the gripper in the checker (a held object, checked against
+everything but its fingers); near the table at lift and place the peg may touch it.
+If a segment cannot be planned the next grasp is tried; if none works, the reasons of
+every try are reported.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from stages.errors import PlanningError
+from stages.grasping.candidates import pose7, top_grasps
+from stages.grasping.resting import resting_pose
+from stages.grasping.select import choose_grasp
+from stages.planning.checker import ClearanceChecker, HeldObject
+from stages.planning.group import ArmGroup
+from stages.planning.path import JointPath
+from stages.retiming.retime import retime_with_report
+from stages.verification.clearance import check_clearance
+
+
+@dataclass
+class Segment:
+    name: str
+    kind: str                      # "move" or "gripper"
+    trajectory: object = None      # Trajectory for moves
+    gripper: tuple[str, float] | None = None   # (arm, command) for gripper actions
+    plan_time_s: float = 0.0
+    min_clearance_m: float = float("nan")
+
+
+@dataclass
+class ResetPlan:
+    arm: str
+    grasp_name: str
+    travel_rad: float
+    segments: list[Segment]
+    T_grip_peg: np.ndarray
+    candidates: dict = field(default_factory=dict)
+
+    @property
+    def duration_s(self) -> float:
+        return float(sum(s.trajectory.times[-1] for s in self.segments if s.kind == "move"))
+
+
+@dataclass(frozen=True)
+class ResetSettings:
+    pregrasp_m: float = 0.10
+    lift_m: float = 0.12
+    place_gap_m: float = 0.003     # the peg is released this far above the table
+    retreat_m: float = 0.10
+    max_grasps: int = 6            # grasps tried (least travel first) before giving up
+    velocity_scale: float = 0.5    # of the joint limits, for a careful reset
+    acceleration_scale: float = 0.3
+
+
+def _bodies_below(model, body_id: int) -> list[int]:
+    out = []
+    for b in range(model.nbody):
+        a = b
+        while a not in (0, body_id):
+            a = int(model.body_parentid[a])
+        if a == body_id:
+            out.append(b)
+    return out
+
+
+def _geoms_of(model, bodies) -> list[str]:
+    import mujoco
+
+    bodies = set(bodies)
+    return [mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_GEOM, g) for g in range(model.ngeom)
+            if model.geom_bodyid[g] in bodies and (model.geom_contype[g] or model.geom_conaffinity[g])
+            and mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_GEOM, g)]
+
+
+class ResetPlanner:
+    """Plans resets in one world; ``qpos`` is the believed state (the peg where it was seen)."""
+
+    def __init__(self, world, settings_planner, settings: ResetSettings, peg_body: str = "peg",
+                 surface_bodies: tuple[str, ...] = ("table", "board")):
+        import mujoco
+
+        self.world, self.model = world, world.model
+        self.planner_settings, self.settings = settings_planner, settings
+        self.peg_body = peg_body
+        self.peg_id = mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_BODY, peg_body)
+        self.peg_geoms = _geoms_of(self.model, [self.peg_id])
+        bodies = [mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_BODY, b) for b in surface_bodies]
+        self.surface_geoms = tuple(_geoms_of(self.model, [b for b in bodies if b >= 0]))
+        self.hand_geoms, self.hand_body = {}, {}
+        for arm in world.robot.arms:
+            site_body = int(self.model.site_bodyid[arm.ee_site_id])
+            self.hand_body[arm.name] = mujoco.mj_id2name(self.model, mujoco.mjtObj.mjOBJ_BODY, site_body)
+            self.hand_geoms[arm.name] = _geoms_of(self.model, _bodies_below(self.model, site_body))
+        self.vel = world.robot.velocity_limits() * settings.velocity_scale
+        self.acc = world.robot.acceleration_limits() * settings.acceleration_scale
+
+    # ------------------------------------------------------------------ helpers
+    def group(self, qpos, allowed=(), held=None) -> ArmGroup:
+        specs = {a.name: a for a in self.world.robot.arms}
+        return ArmGroup(self.model, specs, self.world.clearance_m, self.planner_settings, base_qpos=qpos,
+                        allowed_pairs=allowed, held=held)
+
+    def _hand_peg(self, arm):
+        return [(h, p) for h in self.hand_geoms[arm] for p in self.peg_geoms]
+
+    def _peg_surface(self):
+        return [(p, s) for p in self.peg_geoms for s in self.surface_geoms]
+
+    def _timed(self, group: ArmGroup, path: JointPath, name: str, plan_time: float) -> Segment:
+        """Retime at 125 Hz and verify every sample at clearance (repair: tighter blends, then none)."""
+        last = None
+        for deviation in (0.02, 0.005, 0.0):
+            traj = retime_with_report(path, self.vel, self.acc, 125.0, max_deviation_rad=deviation).trajectory
+            report = check_clearance(group.exact_checker, traj)
+            if report.violations == 0:
+                return Segment(name, "move", traj, plan_time_s=plan_time, min_clearance_m=report.min_clearance_m)
+            last = report
+        i = last.first_violation()
+        raise PlanningError("unreachable", f"segment {name!r}: sample {i} (t={last.times_s[i]:.3f} s) has "
+                            f"{last.pairs[i][0]} – {last.pairs[i][1]} at {last.distances_m[i] * 1000:.1f} mm")
+
+    # ------------------------------------------------------------------ the plan
+    def plan(self, qpos: np.ndarray, T_world_peg: np.ndarray, half_extents, task, surface_z: float,
+             rng: np.random.Generator) -> ResetPlan:
+        rest = resting_pose(T_world_peg[:3, :3])
+        T_target = task.placed_pose(T_world_peg, half_extents, surface_z)
+        group = self.group(qpos)
+        start = qpos[group.checker.qpos_adr]
+        max_width = 2 * max((a.gripper.open for a in self.world.robot.arms if a.gripper), default=0.04)
+        candidates = top_grasps(T_world_peg, half_extents, rest, max_width * 0.9)
+        if not candidates:
+            raise PlanningError("unreachable", f"the peg lies on {rest.face_down}: no face narrow enough "
+                                "for a top grasp")
+        grasp_checker = self.group(qpos, allowed=self._hand_peg_all()).checker
+        report = choose_grasp(group, candidates, start, rng, self.settings.pregrasp_m, grasp_checker)
+        record = {"resting_face": rest.face_down, "yaw_rad": rest.yaw_rad, "tilt_deg": rest.tilt_deg,
+                  "ranked": [{"arm": c.arm, "candidate": c.candidate.name, "travel_rad": c.travel_rad}
+                             for c in report.ranked],
+                  "rejected": report.rejected, "tried": [],
+                  "first_reachable_travel_rad": report.in_order[0].travel_rad if report.in_order else None}
+        errors = []
+        for choice in report.ranked[: self.settings.max_grasps]:
+            try:
+                segments, T_grip_peg = self._plan_with(choice, qpos, T_world_peg, T_target, rng)
+            except PlanningError as exc:
+                errors.append(f"{choice.arm}/{choice.candidate.name}: {exc}")
+                record["tried"].append({"arm": choice.arm, "candidate": choice.candidate.name,
+                                        "failed": str(exc)})
+                continue
+            record["tried"].append({"arm": choice.arm, "candidate": choice.candidate.name, "failed": None})
+            return ResetPlan(choice.arm, choice.candidate.name, choice.travel_rad, segments, T_grip_peg, record)
+        why = "; ".join(errors) if errors else f"none of {len(candidates)} grasps is reachable by any arm"
+        err = PlanningError("unreachable", f"no grasp could be planned end to end: {why}")
+        err.candidates = record
+        raise err
+
+    def _hand_peg_all(self):
+        return [p for arm in self.hand_geoms for p in self._hand_peg(arm)]
+
+    def _plan_with(self, choice, qpos, T_world_peg, T_target, rng):
+        import mujoco
+
+        s, arm = self.settings, choice.arm
+        free = self.group(qpos)
+        start = qpos[free.checker.qpos_adr]
+        segs: list[Segment] = []
+
+        def add(name, group, plan_call):
+            try:
+                result = plan_call()
+            except PlanningError as exc:
+                raise PlanningError(exc.reason, f"segment {name!r}: {exc}") from exc
+            segs.append(self._timed(group, result.path, name, result.time_s))
+            return result.path.waypoints[-1]
+
+        q = add("approach", free, lambda: free.plan_to_joints(
+            {arm: choice.q_pregrasp[free.arm_slice(arm)]}, start, rng))
+        touching = self.group(qpos, allowed=self._hand_peg(arm))
+        q = add("descend", touching, lambda: touching.plan_cartesian(
+            {arm: pose7(choice.candidate.T_world_grip)}, q, rng))
+        segs.append(Segment("close", "gripper", gripper=(arm, "closed")))
+        # the peg in the hand's frame, from where it was seen and where the hand is at the grasp
+        d = mujoco.MjData(self.model)
+        d.qpos[:] = qpos
+        d.qpos[free.checker.qpos_adr] = q
+        mujoco.mj_kinematics(self.model, d)
+        hand = mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_BODY, self.hand_body[arm])
+        T_world_hand = np.eye(4)
+        T_world_hand[:3, :3] = d.xmat[hand].reshape(3, 3)
+        T_world_hand[:3, 3] = d.xpos[hand]
+        T_hand_peg = np.linalg.inv(T_world_hand) @ T_world_peg
+        T_grip_peg = np.linalg.inv(choice.candidate.T_world_grip) @ T_world_peg
+        held = HeldObject(self.peg_body, self.hand_body[arm], T_hand_peg)
+        lifting = self.group(qpos, allowed=self._hand_peg(arm) + self._peg_surface(), held=held)
+        up = choice.candidate.offset(s.lift_m)
+        q = add("lift", lifting, lambda: lifting.plan_cartesian({arm: pose7(up)}, q, rng))
+        carrying = self.group(qpos, allowed=self._hand_peg(arm), held=held)
+        place_grip, last = None, None
+        for flip in (0.0, np.pi):   # the square peg lands the same with either end first
+            target = T_target.copy()
+            c, sn = np.cos(flip), np.sin(flip)
+            target[:3, :3] = np.array([[c, -sn, 0], [sn, c, 0], [0, 0, 1]]) @ T_target[:3, :3]
+            grip = target @ np.linalg.inv(T_grip_peg)
+            grip[2, 3] += s.place_gap_m
+            above = grip.copy()
+            above[2, 3] += s.lift_m
+            try:
+                carry = carrying.plan_to_poses({arm: pose7(above)}, q, rng)
+                place_grip = grip
+                break
+            except PlanningError as exc:
+                last = exc
+        if place_grip is None:
+            raise last
+        q = add("carry", carrying, lambda: carry)
+        q = add("place", lifting, lambda: lifting.plan_cartesian({arm: pose7(place_grip)}, q, rng))
+        segs.append(Segment("open", "gripper", gripper=(arm, "open")))
+        # after release the peg is believed at the target: plan the retreat around it there
+        placed = qpos.copy()
+        placed[free.checker.qpos_adr] = q
+        peg_adr = int(self.model.jnt_qposadr[self.model.body_jntadr[self.peg_id]])
+        Tp = np.eye(4)
+        Tp[:] = T_target
+        quat = np.empty(4)
+        mujoco.mju_mat2Quat(quat, Tp[:3, :3].reshape(-1))
+        placed[peg_adr:peg_adr + 3] = Tp[:3, 3]
+        placed[peg_adr + 3:peg_adr + 7] = quat
+        leaving = self.group(placed, allowed=self._hand_peg(arm))
+        back = place_grip.copy()
+        back[2, 3] += s.retreat_m
+        q = add("retreat", leaving, lambda: leaving.plan_cartesian({arm: pose7(back)}, q, rng))
+        home = self.group(placed)
+        add("home", home, lambda: home.plan_to_joints({arm: start[home.arm_slice(arm)]}, q, rng))
+        return segs, T_grip_peg

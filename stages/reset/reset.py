@@ -1,0 +1,118 @@
+"""One automatic reset: find the peg, plan the whole pick and place, run it, check the landing.
+
+Retried up to ``max_attempts`` times: a peg not seen, a plan that cannot be made, a
+missed or slipped grasp, or a landing out of tolerance each end an attempt with its
+reason, and the next attempt starts by perceiving again.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from stages.errors import ChoreographError, ExecutionError, PerceptionError, PlanningError
+from stages.perception.camera import rotation_angle_deg
+
+
+@dataclass
+class ResetOutcome:
+    success: bool
+    attempts: int
+    time_s: float
+    failures: list[dict] = field(default_factory=list)
+    metrics: dict = field(default_factory=dict)
+    candidates: dict = field(default_factory=dict)
+    images: dict = field(default_factory=dict)
+
+
+def run_reset(rig, planner, task, half_extents, surface_z: float, rng: np.random.Generator,
+              max_attempts: int = 3, log=None) -> ResetOutcome:
+    t0 = time.perf_counter()
+    out = ResetOutcome(False, 0, 0.0)
+    for attempt in range(1, max_attempts + 1):
+        out.attempts = attempt
+        try:
+            est, image = rig.perceive(rng)
+            truth = rig.true_peg_pose()
+            if attempt == 1:
+                out.images["perception.png"] = (image, est)
+                out.metrics.update({
+                    "perception.position_error_m": float(np.linalg.norm(est.T_world_obj[:3, 3] - truth[:3, 3])),
+                    "perception.rotation_error_deg": _sym_rotation_error(est.T_world_obj, truth, task.long_axis),
+                    "perception.tags_seen": len(est.tag_ids),
+                    "perception.reprojection_px": float(est.reprojection_px)})
+            plan = planner.plan(rig.believed_qpos(est.T_world_obj), est.T_world_obj, half_extents, task,
+                                surface_z, rng)
+            out.candidates = plan.candidates
+            out.metrics.update({"grasp.arm": plan.arm, "grasp.travel_rad": plan.travel_rad,
+                                "grasp.name": plan.grasp_name,
+                                "grasp.candidates": len(plan.candidates["ranked"]) + len(plan.candidates["rejected"]),
+                                "grasp.reachable": len(plan.candidates["ranked"]),
+                                "grasp.first_reachable_travel_rad": _first_reachable(plan.candidates),
+                                "plan.segments": len(plan.segments), "plan.duration_s": plan.duration_s,
+                                "plan.min_clearance_m": min(s.min_clearance_m for s in plan.segments
+                                                            if s.kind == "move"),
+                                "plan.time_s": sum(s.plan_time_s for s in plan.segments)})
+            if log:
+                log.info("attempt %d: %s grasp %s, travel %.2f rad, %d segments, %.1f s of motion", attempt,
+                         plan.arm, plan.grasp_name, plan.travel_rad, len(plan.segments), plan.duration_s)
+            rig.execute(plan, rng, width_m=2 * float(np.sort(half_extents)[0]), log=log)
+            landed, image = rig.perceive(rng)
+            pos_err, ang_err = task.landing_error(landed.T_world_obj)
+            true_pos, true_ang = task.landing_error(rig.true_peg_pose())
+            out.images["landing.png"] = (image, landed)
+            out.metrics.update({"landing.position_error_m": pos_err, "landing.rotation_error_deg": ang_err,
+                                "landing.true_position_error_m": true_pos,
+                                "landing.true_rotation_error_deg": true_ang,
+                                "landing.detector_agrees": bool(task.landed(landed.T_world_obj)
+                                                                == task.landed(rig.true_peg_pose()))})
+            if task.landed(landed.T_world_obj):
+                out.success = True
+                break
+            out.failures.append({"attempt": attempt, "cause": "landing",
+                                 "reason": f"landed {pos_err * 1000:.1f} mm / {ang_err:.1f}° from the start pose"})
+        except (PerceptionError, PlanningError, ExecutionError) as exc:
+            cause = {PerceptionError: "perception", PlanningError: "planning",
+                     ExecutionError: "execution"}[type(exc)]
+            if getattr(exc, "candidates", None):
+                out.candidates = exc.candidates
+            out.failures.append({"attempt": attempt, "cause": cause, "reason": f"{type(exc).__name__}: {exc}"})
+            if log:
+                log.warning("attempt %d failed (%s): %s", attempt, cause, exc)
+            _recover(rig, planner, rng, log)
+    out.time_s = time.perf_counter() - t0
+    out.metrics.update({"reset.success": out.success, "reset.attempts": out.attempts,
+                        "reset.time_s": out.time_s})
+    return out
+
+
+def _recover(rig, planner, rng, log) -> None:
+    """Open every gripper and bring the arms home before the next attempt."""
+    for arm in rig.grippers:
+        rig.gripper(arm, "open", settle_s=0.3)
+    try:
+        _, qpos = rig.sim.snapshot()
+        group = planner.group(qpos)
+        start = qpos[group.checker.qpos_adr]
+        home = {a.name: list(a.home) for a in rig.world.robot.arms}
+        if np.abs(start - group.compose(home, start)).max() < 1e-3:
+            return
+        result = group.plan_to_joints(home, start, rng)
+        seg = planner._timed(group, result.path, "recover", result.time_s)
+        rig.move(seg.trajectory, "recover")
+    except ChoreographError as exc:
+        if log:
+            log.warning("recovery motion failed: %s", exc)
+
+
+def _first_reachable(candidates: dict) -> float:
+    """Travel of the grasp a planner would take if it took the first reachable one it enumerated."""
+    value = candidates.get("first_reachable_travel_rad")
+    return float("nan") if value is None else float(value)
+
+
+def _sym_rotation_error(T_est: np.ndarray, T_true: np.ndarray, long_axis: int) -> float:
+    """Rotation error of the peg pose; the tags make every face distinct, so the full rotation counts."""
+    return float(rotation_angle_deg(T_est[:3, :3], T_true[:3, :3]))
