@@ -1,13 +1,18 @@
-"""The peg-insertion fixture: a block with a square hole, built from four walls and a floor.
+"""The insertion fixture: a slot the peg is inserted into lying down, with a finger notch.
 
-Config (``scene.objects.<name>``, ``kind: hardware.models.fixture:add_hole_fixture``)::
+The slot is ``slot_m`` = [width, length] on the table surface, ``depth_m`` deep; walls
+``wall_m`` thick enclose it. In the middle of each long wall a notch ``notch_m`` long is
+left open so a parallel gripper can reach down around the peg (to insert it, and for
+the reset to take it out again).
 
-    pos: [x, y, z_table]      # centre of the hole, on the table surface
-    hole_m: 0.048             # side of the square hole (the peg is 0.04)
-    wall_m: 0.025             # wall thickness
-    depth_m: 0.05             # hole depth (= block height)
-    yaw_rad: 0.0
-    rgba: [...]
+Config (``scene.objects.<name>``, ``kind: hardware.models.fixture:add_slot_fixture``)::
+
+    pos: [x, y, z_table]   # centre of the slot floor (the table top)
+    yaw_rad: 0.0           # slot length along the fixture's x axis
+    slot_m: [0.048, 0.16]  # width (across) and length (along) of the slot
+    notch_m: 0.04          # open gap in each long wall, centred
+    wall_m: 0.02
+    depth_m: 0.03
 """
 
 from __future__ import annotations
@@ -19,31 +24,34 @@ import numpy as np
 
 from stages.errors import ConfigError
 
-KEYS = ("kind", "pos", "hole_m", "wall_m", "depth_m", "yaw_rad", "rgba")
+KEYS = ("kind", "pos", "yaw_rad", "slot_m", "notch_m", "wall_m", "depth_m", "rgba")
 
 
-def add_hole_fixture(spec, name: str, params: Mapping[str, Any], context=None) -> None:
+def add_slot_fixture(spec, name: str, params: Mapping[str, Any], context=None) -> None:
     import mujoco
 
     unknown = sorted(set(params) - set(KEYS))
     if unknown:
         raise ConfigError(f"scene.objects.{name}.{unknown[0]} is not a fixture key; allowed: {list(KEYS)}")
-    pos = [float(v) for v in params.get("pos", [0.45, -0.25, 0.75])]
-    hole, wall = float(params.get("hole_m", 0.048)), float(params.get("wall_m", 0.025))
-    depth, yaw = float(params.get("depth_m", 0.05)), float(params.get("yaw_rad", 0.0))
-    if min(hole, wall, depth) <= 0:
-        raise ConfigError(f"scene.objects.{name}: hole_m, wall_m and depth_m must be > 0")
+    pos = [float(v) for v in params.get("pos", [0.42, -0.35, 0.75])]
+    width, length = (float(v) for v in params.get("slot_m", [0.048, 0.16]))
+    notch, wall = float(params.get("notch_m", 0.04)), float(params.get("wall_m", 0.02))
+    depth, yaw = float(params.get("depth_m", 0.03)), float(params.get("yaw_rad", 0.0))
+    if min(width, length, wall, depth) <= 0 or not 0 <= notch < length:
+        raise ConfigError(f"scene.objects.{name}: sizes must be > 0 and notch_m < the slot's length")
     rgba = [float(v) for v in params.get("rgba", [0.35, 0.45, 0.6, 1.0])]
     body = spec.worldbody.add_body(name=name, pos=pos, quat=[np.cos(yaw / 2), 0, 0, np.sin(yaw / 2)])
-    outer = hole / 2 + wall
-    half_h = depth / 2
-    walls = {  # (centre, half sizes) in the fixture frame
-        "px": ([hole / 2 + wall / 2, 0, half_h], [wall / 2, outer, half_h]),
-        "nx": ([-(hole / 2 + wall / 2), 0, half_h], [wall / 2, outer, half_h]),
-        "py": ([0, hole / 2 + wall / 2, half_h], [hole / 2, wall / 2, half_h]),
-        "ny": ([0, -(hole / 2 + wall / 2), half_h], [hole / 2, wall / 2, half_h]),
+    h = depth / 2
+    boxes = {  # name: (centre, half sizes) in the fixture frame (x along the slot)
+        "end_px": ([length / 2 + wall / 2, 0, h], [wall / 2, width / 2 + wall, h]),
+        "end_nx": ([-(length / 2 + wall / 2), 0, h], [wall / 2, width / 2 + wall, h]),
     }
-    for key, (centre, size) in walls.items():
-        body.add_geom(name=f"{name}_wall_{key}", type=mujoco.mjtGeom.mjGEOM_BOX, pos=centre, size=size,
+    seg = (length - notch) / 2
+    for side, sy in (("py", 1), ("ny", -1)):
+        for part, sx in (("a", 1), ("b", -1)):
+            boxes[f"{side}{part}"] = ([sx * (notch / 2 + seg / 2), sy * (width / 2 + wall / 2), h],
+                                      [seg / 2, wall / 2, h])
+    for key, (centre, size) in boxes.items():
+        body.add_geom(name=f"{name}_{key}", type=mujoco.mjtGeom.mjGEOM_BOX, pos=centre, size=size,
                       rgba=rgba, friction=[0.6, 0.005, 0.0001])
-    body.add_site(name=f"{name}_hole", pos=[0, 0, 0], size=[0.005, 0.005, 0.005])
+    body.add_site(name=f"{name}_slot", pos=[0, 0, 0], size=[0.005, 0.005, 0.005])

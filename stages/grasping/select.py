@@ -68,7 +68,9 @@ def choose_grasp(group, candidates: list[GraspCandidate], start_q: np.ndarray, r
                     if np.abs(sol.q - sol_pre.q).max() > 0.6:
                         why = "grasp and pre-grasp are on different IK branches"
                     elif not grasp_checker.is_valid(q_grasp):
-                        why = "grasp closer than the clearance to something: " + group._why(q_grasp, "it")
+                        prox = grasp_checker.proximity(q_grasp)
+                        why = (f"grasp closer than the clearance to something: {prox.geom1} – {prox.geom2} "
+                               f"at {prox.distance_m * 1000:.1f} mm")
                     else:
                         travel = float(np.abs(q_pre - start_q).sum())
                         report.ranked.append(GraspChoice(arm, cand, q_pre, q_grasp, travel))

@@ -4,7 +4,8 @@ approach → descend → close → lift → carry → place → open → retreat
 motion is planned with ArmGroup (both arms in the group: the idle arm holds still and
 is checked against), retimed at 125 Hz and verified at every sample. While the peg is
 held it moves with the gripper in the checker (a held object, checked against
-everything but its fingers); near the table at lift and place the peg may touch it.
+everything but its fingers); on the straight lift and place the peg may touch what it rests
+on or in (table, board, the fixture's slot: 4 mm each side, less than the clearance).
 If a segment cannot be planned the next grasp is tried; if none works, the reasons of
 every try are reported.
 """
@@ -85,7 +86,7 @@ class ResetPlanner:
     """Plans resets in one world; ``qpos`` is the believed state (the peg where it was seen)."""
 
     def __init__(self, world, settings_planner, settings: ResetSettings, peg_body: str = "peg",
-                 surface_bodies: tuple[str, ...] = ("table", "board")):
+                 surface_bodies: tuple[str, ...] = ("table", "board", "fixture")):
         import mujoco
 
         self.world, self.model = world, world.model
@@ -148,7 +149,15 @@ class ResetPlanner:
                   "rejected": report.rejected, "tried": [],
                   "first_reachable_travel_rad": report.in_order[0].travel_rad if report.in_order else None}
         errors = []
-        for choice in report.ranked[: self.settings.max_grasps]:
+        # least travel first, but alternating arms in pairs: if one arm cannot finish the job
+        # (e.g. reach the place pose), the other is tried before its worse grasps
+        per_arm_rank = {}
+        order = []
+        for c in report.ranked:
+            per_arm_rank[c.arm] = per_arm_rank.get(c.arm, -1) + 1
+            order.append((per_arm_rank[c.arm] // 2, c.travel_rad, len(order), c))
+        tries = [c for *_, c in sorted(order, key=lambda t: t[:3])]
+        for choice in tries[: self.settings.max_grasps]:
             try:
                 segments, T_grip_peg = self._plan_with(choice, qpos, T_world_peg, T_target, rng)
             except PlanningError as exc:
@@ -158,7 +167,11 @@ class ResetPlanner:
                 continue
             record["tried"].append({"arm": choice.arm, "candidate": choice.candidate.name, "failed": None})
             return ResetPlan(choice.arm, choice.candidate.name, choice.travel_rad, segments, T_grip_peg, record)
-        why = "; ".join(errors) if errors else f"none of {len(candidates)} grasps is reachable by any arm"
+        if errors:
+            why = "; ".join(errors)
+        else:
+            reasons = sorted({f"{r['arm']}: {r['reason']}" for r in report.rejected})
+            why = f"none of {len(candidates)} grasps is reachable by any arm ({'; '.join(reasons[:4])})"
         err = PlanningError("unreachable", f"no grasp could be planned end to end: {why}")
         err.candidates = record
         raise err
