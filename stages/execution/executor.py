@@ -75,8 +75,8 @@ def check_shared_timestamps(per_arm: Mapping[str, ArmTrajectory]) -> None:
 class SynchronizedExecutor:
     """Runs per-arm trajectories on their drivers from one start stamp.
 
-    ``start_buffer_s`` is the minimum lead of the stamp over "now" (driver clock);
-    the lead grows to ``safety × (slowest send seen) × clock speed`` when sends are slow.
+    ``start_buffer_s`` is the minimum lead of the stamp over "now" in wall seconds; it grows
+    to ``safety × (slowest send seen)`` when sends are slow (× ``clock_speed`` on the clock).
     ``ack_timeout_s``: a goal that has not come back by its motion's end plus this
     is declared TIMEOUT and everything is cancelled.
     """
@@ -91,7 +91,8 @@ class SynchronizedExecutor:
         self.slowest_send_s = 0.0
 
     def lead_s(self) -> float:
-        return max(self.start_buffer_s, self.send_safety * self.slowest_send_s * self.clock_speed)
+        """Lead of the stamp in clock seconds: the buffer or the slowest send (wall), × clock speed."""
+        return max(self.start_buffer_s, self.send_safety * self.slowest_send_s) * self.clock_speed
 
     def run(self, per_arm: Mapping[str, ArmTrajectory], cancel: CancelEvent | None = None) -> ExecutionReport:
         unknown = set(per_arm) - set(self.drivers)
@@ -112,6 +113,7 @@ class SynchronizedExecutor:
             except Exception as exc:  # noqa: BLE001 - a driver crash is a failed arm
                 result = GoalResult(arm, Outcome.FAILED, f"driver raised {type(exc).__name__}: {exc}")
             results[arm] = result
+            acked[arm].set()   # answered (a rejection is an answer too)
             if not result.ok:
                 cancel.set(f"arm {arm!r} {result.outcome.value}: {result.reason}")
 
