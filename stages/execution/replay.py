@@ -13,7 +13,8 @@ def colliding_states(world, joint_names, positions: np.ndarray) -> np.ndarray:
     return np.array([not checker.is_valid(q) for q in positions], dtype=bool)
 
 
-def render_states(model, times: np.ndarray, qpos: np.ndarray, camera: str, fps: float) -> list[np.ndarray]:
+def render_states(model, times: np.ndarray, qpos: np.ndarray, camera: str, fps: float,
+                  width: int = 480, height: int = 360) -> list[np.ndarray]:
     """Frames at ``fps`` from recorded full-qpos states (rendered afterwards, not during the run)."""
     import mujoco
 
@@ -28,5 +29,5 @@ def render_states(model, times: np.ndarray, qpos: np.ndarray, camera: str, fps: 
         for i in np.clip(picks, 0, len(times) - 1):
             data.qpos[:] = qpos[i]
             mujoco.mj_forward(model, data)
-            frames.append(renderer.render(data, camera))
+            frames.append(renderer.render(data, camera, width, height))
     return frames

@@ -176,6 +176,58 @@ class ResetPlanner:
         err.candidates = record
         raise err
 
+    def plan_topple(self, qpos: np.ndarray, T_world_peg: np.ndarray, half_extents, long_axis: int,
+                    rng: np.random.Generator, toward_xy=(0.55, 0.0)) -> ResetPlan:
+        """A peg standing on its end cannot be laid down by a top grasp: push it over first.
+
+        The closed gripper comes down beside the peg's upper end (on the side away from
+        ``toward_xy``) and pushes through it toward ``toward_xy``; the peg falls on its side,
+        and the next attempt perceives it there.
+        """
+        half = np.asarray(half_extents, float)
+        p = np.asarray(T_world_peg)[:3, 3]
+        d = np.asarray(toward_xy, float) - p[:2]
+        d = d / (np.linalg.norm(d) or 1.0)
+        top = p[2] + half[long_axis]
+        z = np.array([0.0, 0.0, -1.0])
+        y = np.array([-d[1], d[0], 0.0])          # fingers closed, across the push
+        x = np.cross(y, z)
+        start_pose = np.eye(4)
+        start_pose[:3, :3] = np.column_stack([x, y, z])
+        back = float(np.sort(half)[0]) + 0.04
+        start_pose[:3, 3] = [p[0] - d[0] * back, p[1] - d[1] * back, top - 0.03]
+        end_pose = start_pose.copy()
+        end_pose[:3, 3] += np.array([d[0], d[1], 0.0]) * (2 * back)
+        above = start_pose.copy()
+        above[2, 3] += 0.10
+        errors = []
+        for arm in self.hand_geoms:
+            free = self.group(qpos)
+            start = qpos[free.checker.qpos_adr]
+            try:
+                segs = [Segment("close", "gripper", gripper=(arm, "closed"))]
+                r = free.plan_to_poses({arm: pose7(above)}, start, rng)
+                segs.append(self._timed(free, r.path, "topple_approach", r.time_s))
+                q = r.path.waypoints[-1]
+                r = free.plan_cartesian({arm: pose7(start_pose)}, q, rng)
+                segs.append(self._timed(free, r.path, "topple_lower", r.time_s))
+                pushing = self.group(qpos, allowed=self._hand_peg(arm))
+                r = pushing.plan_cartesian({arm: pose7(end_pose)}, r.path.waypoints[-1], rng)
+                segs.append(self._timed(pushing, r.path, "topple_push", r.time_s))
+                up = end_pose.copy()
+                up[2, 3] += 0.10
+                r = pushing.plan_cartesian({arm: pose7(up)}, r.path.waypoints[-1], rng)
+                segs.append(self._timed(pushing, r.path, "topple_retreat", r.time_s))
+                r = pushing.plan_to_joints({arm: start[free.arm_slice(arm)]}, r.path.waypoints[-1], rng)
+                segs.append(self._timed(pushing, r.path, "home", r.time_s))
+                segs.append(Segment("open", "gripper", gripper=(arm, "open")))
+                travel = float(np.abs(segs[1].trajectory.positions[-1] - start).sum())
+                return ResetPlan(arm, "topple", travel, segs, np.eye(4), {"topple": True})
+            except PlanningError as exc:
+                errors.append(f"{arm}: {exc}")
+        raise PlanningError("unreachable", "the peg stands on its end and no arm can push it over: "
+                            + "; ".join(errors))
+
     def _hand_peg_all(self):
         return [p for arm in self.hand_geoms for p in self._hand_peg(arm)]
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from stages.errors import ChoreographError, ExecutionError, PerceptionError, PlanningError
+from stages.grasping.resting import resting_pose
 from stages.perception.camera import rotation_angle_deg
 
 
@@ -43,6 +44,20 @@ def run_reset(rig, planner, task, half_extents, surface_z: float, rng: np.random
                     "perception.rotation_error_deg": _sym_rotation_error(est.T_world_obj, truth, task.long_axis),
                     "perception.tags_seen": len(est.tag_ids),
                     "perception.reprojection_px": float(est.reprojection_px)})
+            if resting_pose(est.T_world_obj[:3, :3]).down_axis == task.long_axis:
+                topple = planner.plan_topple(rig.believed_qpos(est.T_world_obj), est.T_world_obj,
+                                             half_extents, task.long_axis, rng)
+                if log:
+                    log.info("attempt %d: the peg stands on its end; %s arm pushes it over", attempt, topple.arm)
+                for seg in topple.segments:
+                    if seg.kind == "gripper":
+                        rig.gripper(*seg.gripper)
+                    else:
+                        rig.move(seg.trajectory, seg.name)
+                rig.wait_sim(0.5)
+                out.failures.append({"attempt": attempt, "cause": "standing",
+                                     "reason": "the peg stood on its end: pushed it over"})
+                continue
             plan = planner.plan(rig.believed_qpos(est.T_world_obj), est.T_world_obj, half_extents, task,
                                 surface_z, rng)
             out.candidates = plan.candidates

@@ -114,6 +114,5 @@ class Reset(Stage):
                 ctx.save(name, PngImage(image))
         times, qpos = rig.sim.recorded()
         if self.video and len(times):
-            stride = max(1, len(times) // 4000)
-            ctx.save("reset.mp4", Mp4Video(render_states(world.model, times[::stride], qpos[::stride],
-                                                         "overview", self.fps), self.fps))
+            ctx.save("reset.mp4", Mp4Video(render_states(world.model, times, qpos, "overview", self.fps),
+                                           self.fps))
