@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hardware.mecanum.kinematics import footprint_corners, rotation, wheel_matrix
+from hardware.mecanum.kinematics import rotation, wheel_matrix
 from hardware.mecanum.params import G_IN_S2, DriveParams
 from stages.errors import ConfigError
 
@@ -123,8 +123,9 @@ class MecanumSimulator:
         v_start, pose_start = self._field_velocity(), self._pose.copy()
         traction, slipped, wall = np.zeros(4), np.zeros(4, bool), False
         h = self.dt_s / self.substeps
+        motor = self._step_terms(volts, h)  # constant while the voltages are held
         for _ in range(self.substeps):
-            frac = self._substep(volts, h)
+            frac = self._substep(motor, h)
             traction = np.maximum(traction, frac)
             slipped |= self._slip != 0
             wall |= self._walls()
@@ -151,26 +152,35 @@ class MecanumSimulator:
         if crr == 0.0:
             return np.zeros(3)
         u, w, om = self._q
-        vc = np.c_[u - om * self._wheel_xy[:, 1], w + om * self._wheel_xy[:, 0]]
-        f = -crr * self._normal * vc / np.maximum(np.hypot(*vc.T), ROLL_EPS_IN_S)[:, None]
-        torque = np.sum(self._wheel_xy[:, 0] * f[:, 1] - self._wheel_xy[:, 1] * f[:, 0])
-        return np.r_[f.sum(axis=0), torque]
+        wx, wy = self._wheel_xy[:, 0], self._wheel_xy[:, 1]
+        vx, vy = u - om * wy, w + om * wx  # contact-point velocities
+        scale = -crr * self._normal / np.maximum(np.hypot(vx, vy), ROLL_EPS_IN_S)
+        fx, fy = scale * vx, scale * vy
+        return np.array([fx.sum(), fy.sum(), float(np.sum(wx * fy - wy * fx))])
 
-    def _substep(self, volts: np.ndarray, h: float) -> np.ndarray:
-        J, r, iw, minv = self._J, self._r, self._iw, self._minv
+    def _step_terms(self, volts: np.ndarray, h: float):
         tau0, c = self._motor(volts)
+        beta = h * self._r / (self._iw + h * c)
+        A = h * (self._J * self._minv) @ self._J.T + np.diag(self._r * beta)
+        return tau0, c, beta, A
+
+    def _substep(self, motor, h: float) -> np.ndarray:
+        J, r, iw, minv = self._J, self._r, self._iw, self._minv
+        tau0, c, beta, A = motor
         alpha = (iw * self._w + h * tau0) / (iw + h * c)  # ω⁺ = α − β f
-        beta = h * r / (iw + h * c)
         # rotating-frame term of the robot-frame equations, exactly: the velocity seen
         # from the robot turns by −ω·h (a rotation, so it adds no energy)
-        q_free = np.r_[rotation(-self._q[2] * h) @ self._q[:2], self._q[2]]
+        u, w, om = self._q
+        cs, sn = np.cos(om * h), np.sin(om * h)
+        q_free = np.array([cs * u + sn * w, -sn * u + cs * w, om])
         q_free = q_free + h * minv * self._rolling()
-        A = h * (J * minv) @ J.T + np.diag(r * beta)
         b = r * alpha - J @ q_free
         f = np.where(self._slip != 0, self._slip * self._fmax, 0.0)
         for _ in range(5):  # active set: at most one wheel joins the slipping set per pass
             g = self._slip == 0
-            if g.any():
+            if g.all():
+                f = np.linalg.solve(A, b)
+            elif g.any():
                 s = ~g
                 f[g] = np.linalg.solve(A[np.ix_(g, g)], b[g] - A[np.ix_(g, s)] @ f[s])
             over = g & (np.abs(f) > self._fmax * (1 + 1e-12))
@@ -187,19 +197,25 @@ class MecanumSimulator:
         grip = self._slip == 0
         self._w[grip] = (J @ self._q)[grip] / r  # exact no-slip (removes round-off drift)
         x, y, th = self._pose
-        mid = th + 0.5 * h * self._q[2]
-        self._pose = np.r_[np.array([x, y]) + h * rotation(mid) @ self._q[:2], th + h * self._q[2]]
+        u, w, om = self._q
+        cs, sn = np.cos(th + 0.5 * h * om), np.sin(th + 0.5 * h * om)
+        self._pose = np.array([x + h * (cs * u - sn * w), y + h * (sn * u + cs * w), th + h * om])
         return np.where(self._slip != 0, 1.0, np.abs(f) / self._fmax)
 
     def _walls(self) -> bool:
         if self.field_size_in is None:
             return False
         half = self.field_size_in / 2
-        corners = footprint_corners(self._pose, self.params.length_in, self.params.width_in)
+        c, s = abs(np.cos(self._pose[2])), abs(np.sin(self._pose[2]))
+        a, b = self.params.length_in / 2, self.params.width_in / 2
+        reach = (a * c + b * s, a * s + b * c)  # the rectangle's half-extent along x and y
+        if all(abs(self._pose[k]) + reach[k] <= half for k in (0, 1)):
+            return False
         v = self._field_velocity()
         hit = False
         for axis in (0, 1):
-            hi, lo = corners[:, axis].max() - half, corners[:, axis].min() + half
+            hi = self._pose[axis] + reach[axis] - half
+            lo = self._pose[axis] - reach[axis] + half
             if hi > 0:
                 self._pose[axis] -= hi
                 v[axis] = min(v[axis], 0.0)

@@ -97,10 +97,22 @@ class CubicBezier:
         return CubicBezier(np.array([p0, a, d, m])), CubicBezier(np.array([m, e, c, p3]))
 
     def arc_length(self, pieces: int = 16) -> float:
-        """Arc length by 5-point Gauss–Legendre on ``pieces`` equal parameter intervals
-        (exact to ~1e-9 relative for smooth segments; cusps converge more slowly)."""
+        """Arc length by 5-point Gauss–Legendre on ``pieces`` parameter intervals per
+        stretch between the roots of B'x and B'y: the speed |B'| is smooth except where
+        B' = 0 (a cusp), and that is always one of those roots, so each stretch is smooth."""
         x, w = np.polynomial.legendre.leggauss(5)
-        edges = np.linspace(0.0, 1.0, pieces + 1)
+        d1 = 3 * np.diff(self.p, axis=0)  # B'(t) = a t² + b t + c per coordinate
+        breaks = [0.0, 1.0]
+        for k in range(2):
+            a = d1[0, k] - 2 * d1[1, k] + d1[2, k]
+            b = 2 * (d1[1, k] - d1[0, k])
+            c = d1[0, k]
+            roots = np.roots([a, b, c]) if abs(a) + abs(b) > 0 else []
+            breaks += [float(r.real) for r in roots if abs(r.imag) < 1e-12 and 0 < r.real < 1]
+        knots = np.unique(breaks)
+        edges = np.unique(np.concatenate([np.linspace(lo, hi, pieces + 1)
+                                          for lo, hi in zip(knots[:-1], knots[1:])]))
+        pieces = len(edges) - 1
         mid, half = (edges[1:] + edges[:-1]) / 2, (edges[1:] - edges[:-1]) / 2
         t = (mid[:, None] + half[:, None] * x[None, :]).ravel()
         speed = np.linalg.norm(self.derivative(t), axis=-1).reshape(pieces, 5)

@@ -50,6 +50,7 @@ from stages.paths.bezier import BezierChain, CubicBezier, PathError
 
 MAX_DEPTH = 24  # 2**24 pieces on one segment: far beyond any sane tolerance
 MAX_SEGMENTS = 500_000
+MIN_SEGMENT_IN = 1e-9  # shorter flattened segments have no usable direction
 
 
 def flatness(p: np.ndarray) -> float:
@@ -130,8 +131,9 @@ class FlatPath:
         if pts.ndim != 2 or pts.shape[1] != 2 or len(pts) < 2 or not np.all(np.isfinite(pts)):
             raise PathError(f"a flattened path needs ≥ 2 finite [x, y] points; got {pts.shape}")
         lengths = np.hypot(*np.diff(pts, axis=0).T)
-        if np.any(lengths <= 0.0):
-            raise PathError(f"flattened segment {int(np.argmin(lengths))} has length 0")
+        if np.any(lengths <= MIN_SEGMENT_IN):
+            raise PathError(f"flattened segment {int(np.argmin(lengths))} is shorter than "
+                            f"{MIN_SEGMENT_IN:g} in (no direction); raise flatness_in")
         for name, value in (("points", pts), ("lengths_in", lengths),
                             ("source_u", self.source_u)):
             if value is not None:
@@ -141,9 +143,12 @@ class FlatPath:
 
     @classmethod
     def from_points(cls, points: np.ndarray, tolerance_in: float = 0.0) -> FlatPath:
-        """A polyline given directly (dropping repeated points)."""
+        """A polyline given directly (dropping points within MIN_SEGMENT_IN of the last kept)."""
         pts = np.asarray(points, dtype=float)
-        keep = np.r_[True, np.hypot(*np.diff(pts, axis=0).T) > 0.0]
+        keep = [0]
+        for k in range(1, len(pts)):
+            if np.hypot(*(pts[k] - pts[keep[-1]])) > MIN_SEGMENT_IN:
+                keep.append(k)
         return cls(pts[keep], tolerance_in)
 
     @property

@@ -42,6 +42,9 @@ class PathLimits:
             if math.isinf(value) and f.name in ("max_speed_in_s", "max_accel_in_s2",
                                                 "brake_accel_in_s2"):
                 raise ConfigError(f"limits.{f.name} must be finite; got {value!r}")
+        if self.max_speed_in_s > self.motor_speed_in_s:
+            raise ConfigError(f"limits.max_speed_in_s={self.max_speed_in_s!r} is above the speed "
+                              f"the motors can reach (motor_speed_in_s={self.motor_speed_in_s!r})")
 
     def accel_at(self, speed_in_s: float) -> float:
         """The acceleration budget (circle radius, in/s²) at ``speed_in_s``."""
@@ -54,7 +57,8 @@ class PathLimits:
         the budget falls with v: the smaller root of the traction and motor pieces."""
         r = np.maximum(np.asarray(radius_in, dtype=float), 0.0)
         with np.errstate(invalid="ignore", over="ignore"):
-            v = np.minimum(self.max_speed_in_s, np.sqrt(self.max_accel_in_s2 * r))
+            flat = min(self.max_accel_in_s2, self.motor_accel_in_s2)  # budget at low speed
+            v = np.minimum(self.max_speed_in_s, np.sqrt(flat * r))
             if math.isfinite(self.motor_accel_in_s2) and math.isfinite(self.motor_speed_in_s):
                 # v²/r = A (1 − v/V)  →  v² + (A r / V) v − A r = 0, positive root
                 # written as 2Ar / (b + sqrt(b² + 4Ar)) so r → inf stays finite (→ V)

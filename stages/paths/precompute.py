@@ -12,19 +12,21 @@ there. The arc's curvature 1/rᵢ holds over ``tᵢ = min(rᵢ tan(θᵢ/2), hal
 shorter neighbour)`` on each side, so each segment is three pieces: the end of
 vertex i's arc, a straight part, the start of vertex i+1's arc.
 
-**Braking on a piece** of length L and curvature κ with the braking budget a as
-one friction circle, ``(v²κ)² + a_t² ≤ a²``: braking from w = v_start² to
-v_end² with the tangential budget left at the fastest (first) speed,
-``w − v_end² = 2L·sqrt(a² − w²κ²)``, is a quadratic in w:
+**Braking on a piece** of length L and curvature κ: the tangential deceleration
+is at most the braking ability b and shares one friction circle of radius A
+(``max_accel_in_s2``) with the turn, ``(v²κ)² + a_t² ≤ A²``. Braking from
+w = v_start² to v_end² with the budget left at the fastest (first) speed,
+``w − v_end² = 2L·min(b, sqrt(A² − w²κ²))``: the right side falls as w rises, so w
+is the smaller of the two crossings, ``v_end² + 2bL`` and the quadratic's root
 
-    w = (v_end² + sqrt(4L²(a²(1 + 4L²κ²) − κ²v_end⁴))) / (1 + 4L²κ²)
+    w = (v_end² + sqrt(4L²(A²(1 + 4L²κ²) − κ²v_end⁴))) / (1 + 4L²κ²)
 
-(κ = 0 gives the straight-line ``v_end² + 2aL``; every solution has wκ ≤ a).
+(κ = 0 gives ``v_end² + 2·min(b, A)·L``; every root has wκ ≤ A).
 
 **The backward pass** walks the segments once from the end, ``v[N] = end speed``:
 tail arc → straight → head arc, each step the formula above, capped by the
-arc's cap, and ``v[i] = min(cap[i], …)``. O(n) (three closed forms per segment),
-no iteration, deterministic. ``speed_limit_at(s)`` evaluates the same pieces at
+arc's cap, and ``v[i] = min(cap[i], …)``. O(n) (three closed forms per segment,
+no fixed-point iteration), deterministic. ``speed_limit_at(s)`` evaluates the same pieces at
 any arc length, so a robot that keeps under it never needs more braking than it has.
 """
 
@@ -48,25 +50,30 @@ def _frozen(a: np.ndarray) -> np.ndarray:
     return a
 
 
-def brake_v2(v2_end, length_in, kappa, accel):
-    """Largest v² at the start of a piece (length, curvature) from which braking within
-    one friction circle of radius ``accel`` reaches ``v2_end`` at its end (arrays)."""
+def brake_v2(v2_end, length_in, kappa, circle, brake):
+    """Largest v² at the start of a piece (length, curvature) from which the robot can
+    slow to ``v2_end`` by its end with ``a_t ≤ brake`` and ``a_t² + (v²κ)² ≤ circle²``
+    (arrays broadcast). ``v2_end`` is first held to the piece's own turn limit."""
     v2, L, k = (np.asarray(x, dtype=float) for x in (v2_end, length_in, kappa))
     k = np.where(L > 0, k, 0.0)
-    q = 4.0 * L * L * k * k
-    disc = 4.0 * L * L * (accel * accel * (1.0 + q) - k * k * v2 * v2)
-    with np.errstate(invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        v2 = np.minimum(v2, np.where(k > 0, circle / k, np.inf))
+        q = 4.0 * L * L * k * k
+        disc = 4.0 * L * L * (circle * circle * (1.0 + q) - k * k * v2 * v2)
         w = (v2 + np.sqrt(np.maximum(disc, 0.0))) / (1.0 + q)
-    return np.where(disc < 0, np.inf, w)
+    return np.minimum(w, v2 + 2.0 * brake * L)
 
 
-def _brake_v2(v2: float, L: float, k: float, a: float) -> float:
+def _brake_v2(v2: float, L: float, k: float, circle: float, brake: float) -> float:
     """Scalar :func:`brake_v2` (the backward pass's inner step, plain floats for speed)."""
     if L <= 0.0:
         return v2
+    if k > 0.0:
+        v2 = min(v2, circle / k)
     q = 4.0 * L * L * k * k
-    disc = 4.0 * L * L * (a * a * (1.0 + q) - k * k * v2 * v2)
-    return math.inf if disc < 0 else (v2 + math.sqrt(disc)) / (1.0 + q)
+    disc = 4.0 * L * L * (circle * circle * (1.0 + q) - k * k * v2 * v2)
+    w = (v2 + math.sqrt(max(disc, 0.0))) / (1.0 + q)
+    return min(w, v2 + 2.0 * brake * L)
 
 
 @dataclass(frozen=True, eq=False)
@@ -133,30 +140,33 @@ class EntrySpeedTable:
         """The fastest speed allowed at arc length ``s_in``: from it, braking within the
         friction circle still meets every later entry speed."""
         s, i, x = self._where(s_in)
-        a = self.limits.brake_accel_in_s2
+        c = self.limits.max_accel_in_s2
+        a = min(self.limits.brake_accel_in_s2, c)
+        rest = self.cum_length_in[i + 1] - s  # to the next vertex (exact at the path's end)
         t0, t1 = self.corner_tangent_in[i], self.corner_tangent_in[i + 1]
         k0, k1 = self.corner_curvature_per_in[i], self.corner_curvature_per_in[i + 1]
-        tail_start = self.lengths_in[i] - t1
-        v2 = self.tail_speed_in_s[i] ** 2 + 2.0 * a * np.clip(tail_start - x, 0.0, None)
-        tail = np.minimum(brake_v2(self.entry_speed_in_s[i + 1] ** 2,
-                                   self.lengths_in[i] - x, k1, a),
+        v2 = self.tail_speed_in_s[i] ** 2 + 2.0 * a * np.clip(rest - t1, 0.0, None)
+        tail = np.minimum(brake_v2(self.entry_speed_in_s[i + 1] ** 2, rest, k1, c, a),
                           self.corner_speed_in_s[i + 1] ** 2)
-        v2 = np.where(x > tail_start, tail, v2)
-        head = np.minimum(brake_v2(self.straight_speed_in_s[i] ** 2, t0 - x, k0, a),
-                          self.corner_speed_in_s[i] ** 2)
-        v2 = np.where(x < t0, head, v2)
+        v2 = np.where(rest < t1, tail, v2)
+        v2 = np.where(rest <= 0.0, self.entry_speed_in_s[i + 1] ** 2, v2)
+        cap0 = self.corner_speed_in_s[i] ** 2
+        head = np.minimum(brake_v2(np.minimum(self.straight_speed_in_s[i] ** 2, cap0),
+                                   t0 - x, k0, c, a), cap0)
+        v2 = np.where(x <= t0, head, v2)
         return np.minimum(np.sqrt(v2), self.limits.max_speed_in_s)
 
     def braking_distance_in(self, speed_in_s: float, target_speed_in_s: float = 0.0,
                             curvature_per_in: float = 0.0) -> float:
         """Distance to slow from one speed to another at the table's braking rate, on a
         piece of the given curvature (inf if the turn alone uses the whole budget)."""
-        a = self.limits.brake_accel_in_s2
+        c = self.limits.max_accel_in_s2
+        a = min(self.limits.brake_accel_in_s2, c)
         w, v2 = speed_in_s * speed_in_s, target_speed_in_s * target_speed_in_s
         if w <= v2:
             return 0.0
-        left = a * a - (w * curvature_per_in) ** 2
-        return (w - v2) / (2.0 * math.sqrt(left)) if left > 0 else math.inf
+        left = c * c - (w * curvature_per_in) ** 2
+        return (w - v2) / (2.0 * min(a, math.sqrt(left))) if left > 0 else math.inf
 
     def as_arrays(self) -> dict[str, np.ndarray]:
         return {name: np.asarray(getattr(self, name)) for name in self.arrays}
@@ -171,7 +181,7 @@ def corner_geometry(flat: FlatPath, corner_tolerance_in: float) -> tuple[np.ndar
     room[1:-1] = 0.5 * np.minimum(lengths[:-1], lengths[1:])
     chord = np.full(len(theta), np.inf)
     chord[1:-1] = np.hypot(*(pts[2:] - pts[:-2]).T)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         menger = chord / (2.0 * np.sin(theta))  # circle through the vertex and its neighbours
         # 1/cos − 1 = 2 sin²(θ/4) / cos(θ/2): no cancellation for small turns
         r_tol = corner_tolerance_in * np.cos(half) / (2.0 * np.sin(0.5 * half) ** 2)
@@ -206,17 +216,18 @@ def precompute_entry_speeds(flat: FlatPath, limits: PathLimits, *,
     if start_speed_in_s is not None:
         cap[0] = min(cap[0], start_speed_in_s)
     straight = np.maximum(flat.lengths_in - tangent[:-1] - tangent[1:], 0.0)
-    a = limits.brake_accel_in_s2
+    c = limits.max_accel_in_s2
+    a = min(limits.brake_accel_in_s2, c)  # braking is also bounded by the friction circle
     n = flat.segments
     cap2, t, k, st = (cap**2).tolist(), tangent.tolist(), kappa.tolist(), straight.tolist()
     v2, tail2, straight2 = [0.0] * (n + 1), [0.0] * n, [0.0] * n
     v2[n] = cap2[n]
     for i in range(n - 1, -1, -1):
-        w = min(_brake_v2(v2[i + 1], t[i + 1], k[i + 1], a), cap2[i + 1])
+        w = min(_brake_v2(v2[i + 1], t[i + 1], k[i + 1], c, a), cap2[i + 1])
         tail2[i] = w
         w += 2.0 * a * st[i]
         straight2[i] = w
-        v2[i] = min(_brake_v2(w, t[i], k[i], a), cap2[i])
+        v2[i] = min(_brake_v2(min(w, cap2[i]), t[i], k[i], c, a), cap2[i])
     return EntrySpeedTable(flat.points, flat.lengths_in, flat.cum_length_in, flat.directions,
                            flat.turn_angles_rad, radius, tangent, kappa, cap, straight,
                            np.sqrt(straight2), np.sqrt(tail2), np.sqrt(v2), limits)

@@ -174,7 +174,7 @@ class Precompute(Stage):
                    "planned_peak_speed_in_s": float(profile.speed_in_s.max())}
         if self.sizes:
             for n, seconds in benchmark_precompute(self.sizes, path.limits, self.repeats).items():
-                metrics[f"bench_{n}_segments_s"] = seconds
+                metrics[f"bench_{n}_segments_time_s"] = seconds
                 ctx.log.info("precompute of %d segments: %.3g ms", n, seconds * 1e3)
         files = {"table.npz": NpzFile(table.as_arrays()),
                  "profile.npz": NpzFile({"s_in": profile.s_in, "speed_in_s": profile.speed_in_s,

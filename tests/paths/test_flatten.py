@@ -91,6 +91,6 @@ def test_flat_path_reports_and_source_parameters():
     assert 0 < flat.max_chord_error_in <= 0.05
     assert flat.cum_length_in[-1] == pytest.approx(flat.length_in)
     assert not flat.points.flags.writeable
-    with pytest.raises(PathError, match="length 0"):
+    with pytest.raises(PathError, match="shorter than"):
         FlatPath(np.array([[0, 0], [0, 0], [1, 1]]), 0.1)
     assert FlatPath.from_points(np.array([[0, 0], [0, 0], [1, 1]])).segments == 1
