@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from stages.errors import PlanningError
+from stages.errors import ConfigError, PlanningError
 from stages.planning.checker import ClearanceChecker
 from stages.planning.edges import EdgeChecker, joint_radii
 from stages.planning.ik import ArmIK, pose_array
@@ -34,16 +34,34 @@ class PlannerSettings:
     edge_step_m: float | None = None  # geometry motion between edge checks; None = clearance_m
     padding_m: float = 0.002
     shortcut_iterations: int = 300
+    shortcut_min_gain_rad: float = 0.01  # shortcuts saving less joint-space length are not checked
+    bubbles: bool = True  # prove edge states valid from the clearance around checked ones (edges.py)
     ik_solutions: int = 6
     ik_restarts: int = 40
     goal_combinations: int = 6  # IK combinations tried for pose goals
     cartesian_step_m: float = 0.005
     cartesian_step_rad: float = 0.05
     escape_radius_rad: float = 0.3
+    backend: str = "choreograph"  # "choreograph" (built-in RRT-Connect) or "ompl"
+    name: str = "rrt_connect"     # choreograph: rrt_connect; ompl: a geometric planner (RRTConnect, ...)
+    range_rad: float | None = None  # OMPL planners' range; None = max_step_rad, 0 = OMPL's default
 
     def __post_init__(self):
         if not self.time_budget_s > 0:
             raise PlanningError("invalid_goal", f"planner.time_budget_s must be > 0, got {self.time_budget_s}")
+        if self.backend not in BACKENDS:
+            raise ConfigError(f"planner.backend={self.backend!r} is not a planner back-end; "
+                              f"allowed: {list(BACKENDS)}")
+        if self.backend == "choreograph" and self.name != "rrt_connect":
+            raise ConfigError(f"planner.name={self.name!r}: the choreograph back-end has one planner, "
+                              "'rrt_connect' (OMPL's planners need planner.backend=ompl, e.g. planner=ompl)")
+        if self.backend == "ompl":
+            from stages.planning.ompl_backend import check_planner_name
+
+            check_planner_name(self.name)
+
+
+BACKENDS = ("choreograph", "ompl")
 
 
 @dataclass
@@ -90,10 +108,13 @@ class ArmGroup:
         self.checker = ClearanceChecker(model, self.joint_names, self.clearance_m + s.padding_m, **kw)
         self.exact_checker = ClearanceChecker(model, self.joint_names, self.clearance_m, **kw)
         self.touch_checker = ClearanceChecker(model, self.joint_names, 0.0, **kw)
-        radii = joint_radii(model, self.joint_names)
+        radii = joint_radii(model, self.joint_names, held=held)
         step = s.edge_step_m or self.clearance_m
-        self.edges = EdgeChecker(self.checker, radii, step)
-        self._touch_edges = EdgeChecker(self.touch_checker, radii, step)
+        self.edges = EdgeChecker(self.checker, radii, step, bubbles=s.bubbles)
+        self._touch_edges = EdgeChecker(self.touch_checker, radii, step, bubbles=s.bubbles)
+        # states checked with their clearance bubble, kept by the planner for the edges they end
+        self._query = self.checker.clearance_query if s.bubbles else None
+        self.last_timing: dict = {}   # search_s / smooth_s of the last sampling-based plan
         self._slices = {}
         i = 0
         for name, arm in self.arms.items():
@@ -261,6 +282,7 @@ class ArmGroup:
     def _plan(self, start, goal, moving, rng, deadline) -> tuple[list[np.ndarray], list[str]]:
         notes: list[str] = []
         prefix: list[np.ndarray] = []
+        self.last_timing = {}
         if not self.checker.is_valid(start):
             escape = self._escape(start, moving, rng, deadline)
             notes.append("start within clearance: planned an escape motion first")
@@ -274,11 +296,25 @@ class ArmGroup:
             q[moving] = rng.uniform(self.lower[moving], self.upper[moving])
             return q
 
-        raw, _ = rrt_connect(start, goal, sample, self.checker.is_valid, self.edges.motion_valid,
-                             s.max_step_rad, deadline)
+        t_search = time.perf_counter()
+        try:
+            if s.backend == "ompl":
+                from stages.planning.ompl_backend import plan_ompl
+
+                raw, _ = plan_ompl(self, start, goal, moving, rng, deadline)
+            else:
+                raw, _ = rrt_connect(start, goal, sample, self.checker.is_valid, self.edges.motion_valid,
+                                     s.max_step_rad, deadline, query=self._query)
+        finally:
+            self.last_timing = {"search_s": time.perf_counter() - t_search}
+        t_smooth = time.perf_counter()
         short = shortcut(raw, self.checker.is_valid, self.edges.motion_valid, rng,
-                         s.shortcut_iterations, deadline + 0.5 * s.time_budget_s)
-        notes.append(f"rrt-connect: {len(raw)} waypoints, shortcut to {len(short)}")
+                         s.shortcut_iterations, deadline + 0.5 * s.time_budget_s,
+                         min_gain_rad=s.shortcut_min_gain_rad, query=self._query)
+        self.last_timing = {"search_s": t_smooth - t_search, "smooth_s": time.perf_counter() - t_smooth,
+                            "raw_waypoints": len(raw)}
+        search = f"ompl {s.name}" if s.backend == "ompl" else "rrt-connect"
+        notes.append(f"{search}: {len(raw)} waypoints, shortcut to {len(short)}")
         return prefix + short, notes
 
     def _escape(self, start, moving, rng, deadline) -> np.ndarray:

@@ -56,14 +56,31 @@ def rrt_connect(
     motion_valid: Callable[[np.ndarray, np.ndarray], bool],
     max_step: float,
     deadline: float,
+    query: Callable[[np.ndarray], tuple] | None = None,
 ) -> tuple[list[np.ndarray], RRTStats]:
     """A path start → goal (both assumed valid) or PlanningError('timeout') at ``deadline``
-    (a ``time.perf_counter()`` value)."""
+    (a ``time.perf_counter()`` value).
+
+    With ``query(q) -> (valid, ...)`` (e.g. ``ClearanceChecker.clearance_query``, dearer than
+    ``valid`` but it also bounds the clearance around ``q``), edges are checked with
+    ``motion_valid(a, b, info_a, info_b)``: a new state is first checked with the cheap
+    ``valid`` (most rejected samples stop there), and a tree node is queried once, the first
+    time an edge grows from it; its answer is kept with the node for every later edge."""
     t0 = time.perf_counter()
-    if motion_valid(start, goal):
+    start, goal = np.asarray(start, float), np.asarray(goal, float)
+    if query is None:
+        def edge(a, b, ia, ib):
+            return motion_valid(a, b)
+    else:
+        edge = motion_valid
+    infos: list[list] = [[None], [None]]
+    if query is not None:
+        infos = [[query(start)], [query(goal)]]
+    if edge(start, goal, infos[0][0], infos[1][0]):
         return [start, goal], RRTStats(0, 2, time.perf_counter() - t0)
-    trees = [_Tree(np.asarray(start, float)), _Tree(np.asarray(goal, float))]
+    trees = [_Tree(start), _Tree(goal)]
     start_tree = trees[0]
+    info_of = {id(trees[0]): infos[0], id(trees[1]): infos[1]}
     iterations = 0
 
     def extend(tree: _Tree, target: np.ndarray) -> tuple[str, int]:
@@ -73,9 +90,15 @@ def rrt_connect(
         dist = float(np.linalg.norm(delta))
         reached = dist <= max_step
         q_new = target if reached else q_near + delta * (max_step / dist)
-        if not valid(q_new) or not motion_valid(q_near, q_new):
+        if not valid(q_new):
+            return "trapped", near
+        node_infos = info_of[id(tree)]
+        if query is not None and node_infos[near] is None:
+            node_infos[near] = query(q_near)
+        if not edge(q_near, q_new, node_infos[near], None):
             return "trapped", near
         i = tree.add(q_new, near)
+        node_infos.append(None)
         return ("reached" if reached else "advanced"), i
 
     while time.perf_counter() < deadline:
@@ -107,9 +130,17 @@ def shortcut(
     rng: np.random.Generator,
     iterations: int,
     deadline: float,
+    min_gain_rad: float = 0.0,
+    query: Callable[[np.ndarray], tuple] | None = None,
 ) -> list[np.ndarray]:
     """Random shortcutting: replace sub-paths by straight edges where they are valid,
-    also between points part-way along edges (so corners get cut, not only vertices)."""
+    also between points part-way along edges (so corners get cut, not only vertices).
+
+    A candidate whose chord is at most ``min_gain_rad`` shorter than the sub-path it would
+    replace is skipped without checking it. Measured on the crossing: three quarters of the
+    shortcut's clearance checks went into chords saving < 1 mrad (all valid, all useless);
+    skipping chords saving < 10 mrad halves the checks again for paths 0.3 % longer.
+    ``query``: as for :func:`rrt_connect` (both ends of a candidate are queried)."""
     path = [np.asarray(p, float) for p in path]
     for _ in range(iterations):
         if len(path) < 3 or time.perf_counter() >= deadline:
@@ -124,7 +155,15 @@ def shortcut(
             continue
         qa = _point_at(path, cum, i, s1)
         qb = _point_at(path, cum, j, s2)
-        if valid(qa) and valid(qb) and motion_valid(qa, qb):
+        if (s2 - s1) - float(np.linalg.norm(qb - qa)) <= min_gain_rad:
+            continue
+        if query is None:
+            ok = valid(qa) and valid(qb) and motion_valid(qa, qb)
+        else:
+            ia = query(qa)
+            ib = query(qb) if ia[0] else None
+            ok = ia[0] and ib[0] and motion_valid(qa, qb, ia, ib)
+        if ok:
             path = path[: i + 1] + [qa, qb] + path[j + 1:]
             path = _drop_duplicates(path)
     return path

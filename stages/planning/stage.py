@@ -19,9 +19,9 @@ GOAL_KINDS = ("joints", "poses", "cartesian")
 def planner_settings(cfg: Mapping[str, Any] | None) -> PlannerSettings:
     """PlannerSettings from the ``planner`` config group; unknown keys name the allowed ones."""
     cfg = dict(cfg or {})
-    cfg.pop("name", None)
     cfg.pop("seed", None)
-    cfg.pop("backend", None)
+    if cfg.get("backend", "choreograph") == "choreograph" and cfg.get("name") in (None, "rrt_connect"):
+        cfg.pop("name", None)   # the built-in back-end has one planner (name: rrt_connect)
     allowed = [f.name for f in dataclasses.fields(PlannerSettings)]
     unknown = sorted(set(cfg) - set(allowed))
     if unknown:

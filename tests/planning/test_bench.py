@@ -1,0 +1,63 @@
+"""pipeline=bench_plan: the metric keys, the table, and the crossing's goals kept equal to crossing.yaml's."""
+
+import json
+
+import pytest
+from omegaconf import OmegaConf
+
+from stages.__main__ import run_config
+from tests.conftest import CONF
+
+try:
+    import ompl  # noqa: F401
+
+    HAVE_OMPL = True
+except ImportError:
+    HAVE_OMPL = False
+
+
+def test_bench_crossing_goals_are_the_crossing_pipelines():
+    bench = OmegaConf.load(CONF / "pipeline/bench_plan.yaml")
+    crossing = OmegaConf.load(CONF / "pipeline/crossing.yaml")
+    assert OmegaConf.to_container(bench.goal_poses) == OmegaConf.to_container(crossing.goal_poses)
+    crossing_set = OmegaConf.to_container(bench.stages.bench_plan.goal_sets.crossing, resolve=False)
+    assert crossing_set["poses"] == "${pipeline.goal_poses}"
+
+
+def test_small_bench_run_reports_every_key(compose, tmp_path):
+    out = tmp_path / "run"
+    cfg = compose(["pipeline=bench_plan", "pipeline.params.seeds=1", "pipeline.params.crossing_seeds=2",
+                   "pipeline.stages.bench_plan.checker_states=300"], run_dir=out)
+    record = run_config(cfg, out)
+    status = json.loads((out / "status.json").read_text())
+    assert record.ok, status
+    m = json.loads((out / "metrics.json").read_text())
+    planners = ["choreograph"] + (["ompl_RRTConnect"] if HAVE_OMPL else [])
+    for goal_set in ("crossing", "narrow_gap", "near_poses", "cartesian", "single_arm"):
+        for p in planners:
+            for key in ("success_rate", "median_time_s", "p90_time_s", "path_length_rad", "checks"):
+                assert f"bench_plan.{goal_set}.{p}.{key}" in m
+        if HAVE_OMPL:
+            assert f"bench_plan.{goal_set}.time_ratio_vs_ompl" in m
+    for p in planners:
+        assert m[f"bench_plan.crossing.{p}.success_rate"] == 1.0
+    for key in ("states_per_s", "bare_states_per_s", "throughput_ratio", "threads2_speedup"):
+        assert m[f"bench_plan.checker.{key}"] > 0
+    assert m["bench_plan.checker.threads_agree"] is True
+    if "bench_plan.retime.toppra_ratio_median" in m:
+        assert m["bench_plan.retime.toppra_ratio_median"] <= 1.02
+    table = (out / "bench_plan" / "table.md").read_text()
+    assert "| crossing | choreograph |" in table
+
+
+@pytest.mark.parametrize("bad, match", [
+    ("pipeline.stages.bench_plan.goal_sets.crossing.wrong=1", "not a goal-set key"),
+    ("pipeline.stages.bench_plan.planners.choreograph.backend=moveit", "backend"),
+])
+def test_bad_bench_config_fails_before_anything_runs(compose, tmp_path, bad, match):
+    out = tmp_path / "run"
+    record = run_config(compose(["pipeline=bench_plan", f"+{bad}" if "wrong" in bad else bad],
+                                run_dir=out), out)
+    status = json.loads((out / "status.json").read_text())
+    assert not record.ok and match in status["error"]
+    assert not (out / "bench_plan").exists()
