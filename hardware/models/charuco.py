@@ -13,10 +13,12 @@ Keys (``conf/scene/peg_table.yaml``, ``objects.board``)::
     px_per_square: 80          # texture resolution
     mocap: true                # a mocap body: lies still in physics, and a calibration stage
                                # may hold it at other poses in front of the camera
+    rgba: [0.75, 0.75, 0.75, 1]   # multiplies the texture: keeps lit white below clipping
 
 The image is ``cv2.aruco.CharucoBoard.generateImage`` (run time, written as PNG to the build's
-asset folder). The board is a collision geom (the peg may land on it) on a mocap body, so it does
-not move under contact.
+asset folder), on a thin visual box ``<name>_print`` of the (mocap) body ``<name>``; collisions
+use ``<name>_geom``, a box with the same top surface but 2 cm thick on the static body
+``<name>_base`` (a peg may land on the board; the board never moves under contact).
 
 OpenCV's board frame (the frame of ``board.getChessboardCorners()``): origin at the top-left
 corner of the squares, x right, y down the image, z into the board. :meth:`CharucoSpec.T_body_board`
@@ -34,6 +36,7 @@ import numpy as np
 
 from stages.errors import ConfigError
 
+COLLISION_HALF_THICKNESS_M = 0.01
 BOARD_KEYS = ("pos", "quat", "squares", "square_m", "marker_m", "dictionary", "margin_m",
               "thickness_m", "px_per_square", "mocap", "rgba")
 
@@ -112,7 +115,7 @@ def add_charuco_board(spec, name: str, params: Mapping[str, Any], context) -> No
     """The ChArUco board object (see the module docstring)."""
     import mujoco
 
-    from hardware.models.peg import _quat_from_matrix, _vec, write_png
+    from hardware.models.peg import _vec, write_png
 
     where = f"scene.objects.{name}"
     cfg = dict(params)
@@ -125,14 +128,27 @@ def add_charuco_board(spec, name: str, params: Mapping[str, Any], context) -> No
     spec.add_texture(name=tex, type=mujoco.mjtTexture.mjTEXTURE_2D, file=str(png))
     mat = spec.add_material(name=f"{name}_mat")
     mat.textures[mujoco.mjtTextureRole.mjTEXROLE_RGB] = tex
-    mat.specular = 0.05
-    mat.shininess = 0.05
+    mat.specular = 0.0
+    mat.shininess = 0.0
     body = spec.worldbody.add_body(name=name, pos=_vec(cfg.get("pos", [0.55, 0.0, 0.75]), 3,
                                                        f"{where}.pos"),
                                    quat=(quat / np.linalg.norm(quat)).tolist(),
                                    mocap=bool(cfg.get("mocap", True)))
     sx, sy = board.size_m
-    body.add_geom(name=f"{name}_geom", type=mujoco.mjtGeom.mjGEOM_BOX,
+    # the printed sheet: a thin textured visual box
+    body.add_geom(name=f"{name}_print", type=mujoco.mjtGeom.mjGEOM_BOX,
                   size=[sx / 2, sy / 2, board.thickness_m / 2], pos=[0, 0, -board.thickness_m / 2],
-                  quat=_quat_from_matrix(np.eye(3)), material=mat.name, rgba=[1, 1, 1, 1],
-                  contype=1, conaffinity=1, condim=3, group=0, friction=[0.8, 0.005, 0.0001])
+                  material=mat.name,
+                  rgba=_vec(cfg.get("rgba", [0.75, 0.75, 0.75, 1.0]), 4, f"{where}.rgba"),
+                  contype=0, conaffinity=0, group=2, density=0)
+    # its collision box: the same top surface, but thick (MuJoCo's box-box contacts against a
+    # millimetre-thin box chatter: a peg resting on it never came to rest). It reaches below
+    # the board into the table. It sits on a static body of its own (welded to the world, like
+    # the table), not on the mocap body: static pairs (board - table) are then no pair at all for
+    # contacts and clearance checks, and a stage holding the printed board up in front of the
+    # camera does not carry a collision box through the scene.
+    base = spec.worldbody.add_body(name=f"{name}_base", pos=list(body.pos), quat=list(body.quat))
+    base.add_geom(name=f"{name}_geom", type=mujoco.mjtGeom.mjGEOM_BOX,
+                  size=[sx / 2, sy / 2, COLLISION_HALF_THICKNESS_M],
+                  pos=[0, 0, -COLLISION_HALF_THICKNESS_M], rgba=[1, 1, 1, 0],
+                  contype=1, conaffinity=1, condim=3, group=3, friction=[0.8, 0.005, 0.0001])

@@ -20,8 +20,9 @@ Peg (``add_tagged_peg``) keys::
     mass: 0.1                 # kg
     friction: [1.0, 0.005, 0.0001]   # sliding, torsional, rolling (condim 4: torsional too)
     condim: 4
-    rgba: [0.93, 0.93, 0.9, 1]
+    rgba: [0.72, 0.72, 0.7, 1]
     tag_thickness_m: 0.0004   # how far the tag geoms stand proud of the faces (visual only)
+    tag_albedo: 0.72          # grey level of the tags' white (see DEFAULT_TAG_ALBEDO)
     tags: {...}               # see stages.perception.tags
 
 The peg is a free body (joint ``<name>_free``) with one collision box ``<name>_geom``; the
@@ -45,8 +46,14 @@ import numpy as np
 
 from stages.errors import ConfigError
 
-PEG_KEYS = ("pos", "quat", "size", "mass", "friction", "condim", "rgba", "tag_thickness_m", "tags")
-PLATE_KEYS = ("parent", "pos", "quat", "rgba", "thickness_m", "margin_m", "tags")
+PEG_KEYS = ("pos", "quat", "size", "mass", "friction", "condim", "rgba", "tag_thickness_m",
+            "tag_albedo", "tags")
+PLATE_KEYS = ("parent", "pos", "quat", "rgba", "thickness_m", "margin_m", "tag_albedo", "tags")
+DEFAULT_TAG_ALBEDO = 0.72
+"""Reflectance of the tags' white (matte paper). Below 1 so that the scene's lights (their
+diffuse colours add up to more than 1) do not clip white at 255: a clipped white moves the
+black/white edge by up to half a pixel toward the black, which makes tags look smaller and
+farther away (measured: 1-3 mm of depth error at 1 m before this was lowered)."""
 DEFAULT_PX_PER_CELL = 16
 
 
@@ -107,7 +114,7 @@ def write_png(path: Path, rgb: np.ndarray) -> Path:
 
 
 def _add_tag_geoms(spec, body, name: str, layout, asset_dir: Path, thickness: float,
-                   px_per_cell: int) -> None:
+                   px_per_cell: int, albedo: float = DEFAULT_TAG_ALBEDO) -> None:
     """One textured visual box per tag, its +Z face flush outside the object's face."""
     import mujoco
 
@@ -121,14 +128,15 @@ def _add_tag_geoms(spec, body, name: str, layout, asset_dir: Path, thickness: fl
         spec.add_texture(name=tex, type=mujoco.mjtTexture.mjTEXTURE_2D, file=str(png))
         mat = spec.add_material(name=f"{name}_tag{tag.id}_mat")
         mat.textures[mujoco.mjtTextureRole.mjTEXROLE_RGB] = tex
-        mat.specular = 0.1
-        mat.shininess = 0.1
+        mat.specular = 0.0
+        mat.shininess = 0.0
         outer = tag.size_m * (cells + 2 * layout.quiet_zone_cells) / cells
         R = tag.rotation()
-        pos = np.asarray(tag.center) + R[:, 2] * thickness / 2
+        pos = np.asarray(tag.center) - R[:, 2] * thickness / 2  # outer face = printed surface
         body.add_geom(name=f"{name}_tag{tag.id}", type=mujoco.mjtGeom.mjGEOM_BOX,
                       size=[outer / 2, outer / 2, thickness / 2], pos=pos.tolist(),
-                      quat=_quat_from_matrix(R), material=mat.name, rgba=[1, 1, 1, 1],
+                      quat=_quat_from_matrix(R), material=mat.name,
+                      rgba=[albedo, albedo, albedo, 1.0],
                       contype=0, conaffinity=0, group=2, density=0)
 
 
@@ -136,18 +144,18 @@ def add_tagged_peg(spec, name: str, params: Mapping[str, Any], context) -> None:
     """``kind: hardware.models.peg:add_tagged_peg`` — the free, ten-tag peg (module docstring)."""
     import mujoco
 
-    from stages.perception.tags import peg_layout
+    from stages.perception.tags import PEG_TAG_THICKNESS_M, peg_layout
 
     where = f"scene.objects.{name}"
     cfg = dict(params)
     _check(cfg, PEG_KEYS, where)
-    layout = peg_layout(cfg.get("size", [0.04, 0.04, 0.14]), cfg.get("tags"), name)
+    thickness = float(cfg.get("tag_thickness_m", PEG_TAG_THICKNESS_M))
+    if not 0 < thickness < 0.005:
+        raise ConfigError(f"{where}.tag_thickness_m must be in (0, 0.005) m, got {thickness}")
+    layout = peg_layout(cfg.get("size", [0.04, 0.04, 0.14]), cfg.get("tags"), name, thickness)
     mass = float(cfg.get("mass", 0.1))
     if not mass > 0:
         raise ConfigError(f"{where}.mass must be > 0 kg, got {cfg.get('mass')!r}")
-    thickness = float(cfg.get("tag_thickness_m", 0.0004))
-    if not 0 < thickness < 0.005:
-        raise ConfigError(f"{where}.tag_thickness_m must be in (0, 0.005) m, got {thickness}")
     quat = np.asarray(_vec(cfg.get("quat", [1, 0, 0, 0]), 4, f"{where}.quat"))
     if np.linalg.norm(quat) < 1e-9:
         raise ConfigError(f"{where}.quat must not be zero")
@@ -157,18 +165,19 @@ def add_tagged_peg(spec, name: str, params: Mapping[str, Any], context) -> None:
     body.add_freejoint(name=f"{name}_free")
     body.add_geom(name=f"{name}_geom", type=mujoco.mjtGeom.mjGEOM_BOX,
                   size=list(layout.half_extents), mass=mass,
-                  rgba=_vec(cfg.get("rgba", [0.93, 0.93, 0.9, 1.0]), 4, f"{where}.rgba"),
+                  rgba=_vec(cfg.get("rgba", [0.72, 0.72, 0.7, 1.0]), 4, f"{where}.rgba"),
                   friction=_vec(cfg.get("friction", [1.0, 0.005, 0.0001]), 3, f"{where}.friction"),
                   condim=int(cfg.get("condim", 4)), contype=1, conaffinity=1, group=0)
     px = int((cfg.get("tags") or {}).get("texture_px_per_cell", DEFAULT_PX_PER_CELL))
-    _add_tag_geoms(spec, body, name, layout, Path(context.asset_dir), thickness, px)
+    _add_tag_geoms(spec, body, name, layout, Path(context.asset_dir), thickness, px,
+                   _albedo(cfg, where))
 
 
 def add_tag_plate(spec, name: str, params: Mapping[str, Any], context) -> None:
     """``kind: hardware.models.peg:add_tag_plate`` — a tag plate fixed to a robot body."""
     import mujoco
 
-    from stages.perception.tags import TAG_FAMILY_CELLS, plate_layout
+    from stages.perception.tags import PLATE_TAG_THICKNESS_M, TAG_FAMILY_CELLS, plate_layout
 
     where = f"scene.objects.{name}"
     cfg = dict(params)
@@ -179,7 +188,7 @@ def add_tag_plate(spec, name: str, params: Mapping[str, Any], context) -> None:
         bodies = [b.name for b in spec.bodies if b.name]
         raise ConfigError(f"{where}.parent={parent_name!r} is not a body of the scene; bodies: "
                           f"{', '.join(bodies)}")
-    layout = plate_layout(cfg.get("tags"), name)
+    layout = plate_layout(cfg.get("tags"), name, PLATE_TAG_THICKNESS_M)
     quat = np.asarray(_vec(cfg.get("quat", [1, 0, 0, 0]), 4, f"{where}.quat"))
     body = parent.add_body(name=name, pos=_vec(cfg.get("pos", [0, 0, 0]), 3, f"{where}.pos"),
                            quat=(quat / np.linalg.norm(quat)).tolist())
@@ -192,7 +201,15 @@ def add_tag_plate(spec, name: str, params: Mapping[str, Any], context) -> None:
     body.add_geom(name=f"{name}_plate", type=mujoco.mjtGeom.mjGEOM_BOX,
                   size=[(hi[0] - lo[0]) / 2, (hi[1] - lo[1]) / 2, t / 2],
                   pos=[(hi[0] + lo[0]) / 2, (hi[1] + lo[1]) / 2, -t / 2],
-                  rgba=_vec(cfg.get("rgba", [0.95, 0.95, 0.95, 1.0]), 4, f"{where}.rgba"),
+                  rgba=_vec(cfg.get("rgba", [0.72, 0.72, 0.72, 1.0]), 4, f"{where}.rgba"),
                   contype=0, conaffinity=0, group=2, density=0)
     px = int((cfg.get("tags") or {}).get("texture_px_per_cell", DEFAULT_PX_PER_CELL))
-    _add_tag_geoms(spec, body, name, layout, Path(context.asset_dir), 0.0003, px)
+    _add_tag_geoms(spec, body, name, layout, Path(context.asset_dir), PLATE_TAG_THICKNESS_M, px,
+                   _albedo(cfg, where))
+
+
+def _albedo(cfg: Mapping[str, Any], where: str) -> float:
+    a = float(cfg.get("tag_albedo", DEFAULT_TAG_ALBEDO))
+    if not 0 < a <= 1:
+        raise ConfigError(f"{where}.tag_albedo must be in (0, 1], got {a}")
+    return a

@@ -147,7 +147,7 @@ class ImageEffects:
         if self.noise_std > 0:
             if rng is None:
                 raise ValueError("image noise needs a seeded rng")
-            img = img + rng.normal(0.0, self.noise_std, img.shape).astype(np.float32)
+            img = img + self.noise_std * rng.standard_normal(img.shape, dtype=np.float32)
         return np.clip(np.rint(img), 0, 255).astype(np.uint8)
 
 

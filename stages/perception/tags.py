@@ -25,6 +25,10 @@ Config (the peg's entry in ``conf/scene/*.yaml``, ``objects.peg``)::
       size_m: 0.03                    # side of the black square (the corners OpenCV finds)
       long_face_offset_m: 0.035       # tag centres on the long faces, along z from the centre
       quiet_zone_cells: 1             # white margin around the black square, in cells
+    tag_thickness_m: 0.0004           # the printed surface stands this far proud of the face
+
+A tag's ``center`` is on its printed surface (``surface_offset_m`` outside the object's face), so
+the corners are exactly where the camera sees them.
 """
 
 from __future__ import annotations
@@ -43,6 +47,10 @@ TAG_FAMILY_CELLS = {"DICT_APRILTAG_36h11": 8, "DICT_APRILTAG_25h9": 7, "DICT_APR
 """Cells across a marker's black square (data bits plus the one-cell black border)."""
 
 FACES = ("+x", "-x", "+y", "-y", "+z", "-z")
+PEG_TAG_THICKNESS_M = 0.0004
+"""Default height of the peg's tag geoms above its faces."""
+PLATE_TAG_THICKNESS_M = 0.0003
+"""Height of a tag plate's tag geoms above the plate."""
 _AXIS = {"x": 0, "y": 1, "z": 2}
 
 
@@ -205,7 +213,7 @@ PLATE_TAG_KEYS = ("dictionary", "ids", "size_m", "grid", "spacing_m", "quiet_zon
 
 
 def peg_layout(size: Sequence[float], tags: Mapping[str, Any] | None = None,
-               name: str = "peg") -> TagLayout:
+               name: str = "peg", surface_offset_m: float = 0.0004) -> TagLayout:
     """The ten-tag peg (see the module docstring). ``size`` = full extents (x, y, z = long)."""
     where = f"scene.objects.{name}"
     if isinstance(size, str | bytes) or not hasattr(size, "__len__") or len(size) != 3:
@@ -238,19 +246,22 @@ def peg_layout(size: Sequence[float], tags: Mapping[str, Any] | None = None,
         n = face_normal(face)
         right = np.cross(z, n)  # right x up = normal with up = +z
         for dz in (off, -off):
-            c = n * half + z * dz
+            c = n * (half + surface_offset_m) + z * dz
             placed.append(Tag(ids[k], face, tuple(c), tuple(right), tuple(z), s))
             k += 1
     for face in ("+z", "-z"):
         n = face_normal(face)
         right = np.cross(y, n)
-        placed.append(Tag(ids[k], face, tuple(n * half), tuple(right), tuple(y), s))
+        placed.append(Tag(ids[k], face, tuple(n * (half + surface_offset_m)), tuple(right),
+                          tuple(y), s))
         k += 1
     return TagLayout(name, dictionary, tuple(placed), tuple(half.tolist()), quiet)
 
 
-def plate_layout(tags: Mapping[str, Any] | None = None, name: str = "tag_plate") -> TagLayout:
-    """A flat plate of ``grid = [rows, cols]`` tags facing the plate frame's +z, centred at 0.
+def plate_layout(tags: Mapping[str, Any] | None = None, name: str = "tag_plate",
+                 surface_offset_m: float = 0.0003) -> TagLayout:
+    """A flat plate of ``grid = [rows, cols]`` tags facing the plate frame's +z, centred at 0
+    (the plate's surface is z = 0; the tags' printed surface at ``surface_offset_m``).
 
     Ids run row by row from the top-left (plate +y is up, +x is right).
     """
@@ -271,7 +282,7 @@ def plate_layout(tags: Mapping[str, Any] | None = None, name: str = "tag_plate")
         for c in range(cols):
             x = (c - (cols - 1) / 2) * pitch
             y = ((rows - 1) / 2 - r) * pitch
-            placed.append(Tag(ids[r * cols + c], "+z", (x, y, 0.0), (1.0, 0.0, 0.0),
+            placed.append(Tag(ids[r * cols + c], "+z", (x, y, surface_offset_m), (1.0, 0.0, 0.0),
                               (0.0, 1.0, 0.0), s))
     return TagLayout(name, dictionary, tuple(placed), None, quiet)
 
@@ -280,8 +291,9 @@ def layout_from_config(obj: Mapping[str, Any], name: str = "peg") -> TagLayout:
     """The layout of a scene object config (its ``kind`` picks the peg or the plate layout)."""
     kind = str(obj.get("kind", ""))
     if kind.endswith(":add_tag_plate"):
-        return plate_layout(obj.get("tags"), name)
+        return plate_layout(obj.get("tags"), name, PLATE_TAG_THICKNESS_M)
     if kind.endswith(":add_tagged_peg") or "size" in obj:
-        return peg_layout(obj.get("size", [0.04, 0.04, 0.14]), obj.get("tags"), name)
+        return peg_layout(obj.get("size", [0.04, 0.04, 0.14]), obj.get("tags"), name,
+                          float(obj.get("tag_thickness_m", PEG_TAG_THICKNESS_M)))
     raise ConfigError(f"scene.objects.{name}: kind {kind!r} has no tag layout; tagged kinds are "
                       "hardware.models.peg:add_tagged_peg and hardware.models.peg:add_tag_plate")
