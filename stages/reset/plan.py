@@ -86,7 +86,7 @@ class ResetPlanner:
     """Plans resets in one world; ``qpos`` is the believed state (the peg where it was seen)."""
 
     def __init__(self, world, settings_planner, settings: ResetSettings, peg_body: str = "peg",
-                 surface_bodies: tuple[str, ...] = ("table", "board", "fixture")):
+                 surface_bodies: tuple[str, ...] = ("table", "board", "board_base", "fixture")):
         import mujoco
 
         self.world, self.model = world, world.model
