@@ -32,6 +32,11 @@ def hardware_settings(cfg: Mapping[str, Any] | None) -> dict[str, Any]:
     return cfg
 
 
+def active_faults(faults: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The faults that do something (zero latency, no failure time, false flags are none)."""
+    return {k: v for k, v in (faults or {}).items() if v not in (None, 0, 0.0, False)}
+
+
 def simulated_robot(world, start_q: np.ndarray, joint_names, hw: Mapping[str, Any], seed: int):
     """A PhysicsSim at ``start_q`` and one (possibly fault-injecting) driver per arm."""
     from hardware.arms.faults import FaultyDriver
@@ -54,7 +59,7 @@ def simulated_robot(world, start_q: np.ndarray, joint_names, hw: Mapping[str, An
         if arm.gripper is not None:
             for a in arm.gripper.actuator_ids:
                 sim.set_ctrl(a, arm.gripper.open)
-        f = faults.get(arm.name)
+        f = active_faults(faults.get(arm.name))
         drivers[arm.name] = FaultyDriver(driver, seed=seed + k, **f) if f else driver
     return sim, drivers
 

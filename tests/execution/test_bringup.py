@@ -61,10 +61,10 @@ def test_bringup_passes_on_the_clean_simulator(compose, tmp_path):
 
 
 @pytest.mark.parametrize("overrides, step, arm, why", [
-    (["+hardware.faults.right.reject=true"], "each_arm", "right", "rejected"),
-    (["+hardware.faults.left.fail_at_s=0.1"], "each_arm", "left", "injected fault"),
-    (["+hardware.faults.right.hang=true", "hardware.ack_timeout_s=0.3"], "each_arm", "right", "timeout"),
-    (["+hardware.faults.left.send_latency_s=0.15"], "each_arm", "left", "goal send"),
+    (["hardware.faults.right.reject=true"], "each_arm", "right", "rejected"),
+    (["hardware.faults.left.fail_at_s=0.1"], "each_arm", "left", "injected fault"),
+    (["hardware.faults.right.hang=true", "hardware.ack_timeout_s=0.3"], "each_arm", "right", "timeout"),
+    (["hardware.faults.left.send_latency_s=0.15"], "each_arm", "left", "goal send"),
     (["pipeline.stages.bringup.calibration={left:[0,0,0.03,0,0,0,0]}"], "joint_zeros", "left", "calibration"),
 ])
 def test_a_fault_stops_the_protocol_at_the_right_step(compose, tmp_path, overrides, step, arm, why):
@@ -81,8 +81,8 @@ def test_a_fault_stops_the_protocol_at_the_right_step(compose, tmp_path, overrid
 
 
 def test_injected_latency_within_the_limit_still_passes_synchronized(compose, tmp_path):
-    record, m, _, _ = run_bringup(compose, tmp_path, "+hardware.faults.left.send_latency_s=0.03",
-                                  "+hardware.faults.right.send_jitter_s=0.05")
+    record, m, _, _ = run_bringup(compose, tmp_path, "hardware.faults.left.send_latency_s=0.03",
+                                  "hardware.faults.right.send_jitter_s=0.05")
     assert record.ok, record.error
     assert m["bringup.synchronized_left_send_latency_s"] >= 0.03
     assert m["bringup.synchronized_start_skew_s"] < 0.002
