@@ -48,6 +48,10 @@ from stages.perception.camera import CameraModel, invert, rotation_angle_deg
 from stages.perception.tags import TagLayout, marker_dictionary, square_corners
 
 REFINE_METHODS = ("ecc", "apriltag", "subpix", "contour", "none")
+DEFAULT_DETECTOR_PARAMS = {"adaptiveThreshWinSizeStep": 4}
+"""OpenCV's default thresholds windows 3, 13, 23 px; also trying 7, 11, 15, 19 finds more of the
+small (~30 px) tags in noisy, blurred, dim images (20 renders at noise 5, blur 0.7 px, 60 %
+light: 3.45 instead of 2.45 of the peg's tags per image) for ~15 % more detection time."""
 ECC_TEMPLATE_SCALE = 2.0
 """Template pixels per image pixel in the ECC fit."""
 ECC_BLURS_PX = (1.4, 0.9, 0.5, 0.0)
@@ -85,7 +89,7 @@ class TagDetector:
             "subpix": cv2.aruco.CORNER_REFINE_SUBPIX,
             "contour": cv2.aruco.CORNER_REFINE_CONTOUR,
             "none": cv2.aruco.CORNER_REFINE_NONE}[refine]
-        for key, value in (params or {}).items():
+        for key, value in {**DEFAULT_DETECTOR_PARAMS, **(params or {})}.items():
             if not hasattr(p, key):
                 known = sorted(n for n in dir(p) if not n.startswith("_"))
                 raise ConfigError(f"tag detector: unknown DetectorParameters field {key!r}; "
