@@ -7,10 +7,10 @@ import time
 
 import numpy as np
 
-from hardware.arms.protocol import ArmDriver, ArmTrajectory, CancelEvent, GoalResult, Outcome
+from hardware.arms.protocol import ArmDriver, ArmTrajectory, CancelEvent, DriverWrapper, GoalResult, Outcome
 
 
-class FaultyDriver:
+class FaultyDriver(DriverWrapper):
     """Wraps ``inner`` and injects, as configured:
 
     - ``send_latency_s`` + uniform ``[0, send_jitter_s]`` of wall time before the goal is sent;
@@ -22,18 +22,11 @@ class FaultyDriver:
     def __init__(self, inner: ArmDriver, send_latency_s: float = 0.0, send_jitter_s: float = 0.0,
                  fail_at_s: float | None = None, reject: bool = False, hang: bool = False,
                  seed: int | None = None):
-        self.inner = inner
-        self.name, self.joint_names, self.is_real = inner.name, inner.joint_names, inner.is_real
+        super().__init__(inner)
         self.send_latency_s, self.send_jitter_s = float(send_latency_s), float(send_jitter_s)
         self.fail_at_s, self.reject, self.hang = fail_at_s, bool(reject), bool(hang)
         self.rng = np.random.default_rng(seed)
         self._rng_lock = threading.Lock()
-
-    def clock(self) -> float:
-        return self.inner.clock()
-
-    def read_state(self):
-        return self.inner.read_state()
 
     def execute(self, trajectory: ArmTrajectory, start_stamp: float, cancel: CancelEvent,
                 on_sent=None) -> GoalResult:

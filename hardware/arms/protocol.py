@@ -107,3 +107,17 @@ class ArmDriver(Protocol):
 
     def execute(self, trajectory: ArmTrajectory, start_stamp: float, cancel: CancelEvent,
                 on_sent: Callable[[], None] | None = None) -> GoalResult: ...
+
+
+class DriverWrapper:
+    """Base of drivers that wrap another one: identity, clock and state are the inner driver's."""
+
+    def __init__(self, inner: ArmDriver):
+        self.inner = inner
+        self.name, self.joint_names, self.is_real = inner.name, inner.joint_names, inner.is_real
+
+    def clock(self) -> float:
+        return self.inner.clock()
+
+    def read_state(self) -> JointState:
+        return self.inner.read_state()

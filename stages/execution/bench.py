@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from hardware.arms.protocol import ArmTrajectory, CancelEvent, GoalResult, Outcome
+from hardware.arms.protocol import ArmTrajectory, CancelEvent, DriverWrapper, GoalResult, Outcome
 from stages.artifacts import JsonFile, PngFigure
 from stages.errors import ConfigError, ExecutionError
 from stages.execution.executor import SynchronizedExecutor, split_trajectory
@@ -47,19 +47,12 @@ from stages.execution.stage import hardware_settings, simulated_robot
 from stages.graph import Stage, StageContext, StageResult
 
 
-class StartOnArrival:
+class StartOnArrival(DriverWrapper):
     """The naive executor's arm: ignores the shared stamp and starts when its goal arrives."""
 
     def __init__(self, inner, step_s: float):
-        self.inner, self.name, self.joint_names = inner, inner.name, inner.joint_names
-        self.is_real = inner.is_real
+        super().__init__(inner)
         self.step_s = float(step_s)
-
-    def clock(self) -> float:
-        return self.inner.clock()
-
-    def read_state(self):
-        return self.inner.read_state()
 
     def execute(self, trajectory: ArmTrajectory, start_stamp: float, cancel: CancelEvent,
                 on_sent=None) -> GoalResult:

@@ -44,6 +44,7 @@ import numpy as np
 
 from hardware.arms.protocol import ArmDriver, ArmTrajectory, CancelEvent, GoalResult, Outcome
 from stages.errors import ConfigError, ExecutionError
+from stages.execution.replay import tracking_error
 
 STEPS: tuple[tuple[str, str], ...] = (
     ("connection", "connection and state read"),
@@ -465,18 +466,6 @@ class StateRecorder:
             return np.hstack([np.array(self.positions[a][:n]) for a in arms])
 
 
-def tracking_error(trajectory: ArmTrajectory, start_stamp: float, stamps: np.ndarray,
-                   positions: np.ndarray) -> float:
-    """Largest |measured − desired| over the samples taken during the motion (rad)."""
-    tau = stamps - start_stamp
-    inside = (tau >= 0) & (tau <= trajectory.times[-1])
-    if not inside.any():
-        return float("nan")
-    desired = np.stack([np.interp(tau[inside], trajectory.times, trajectory.positions[:, j])
-                        for j in range(trajectory.positions.shape[1])], axis=1)
-    return float(np.abs(positions[inside] - desired).max())
-
-
 # --------------------------------------------------------------------------- the protocol
 @dataclass(frozen=True)
 class ArmLimitsSpec:
@@ -831,7 +820,7 @@ class BringUpProtocol:
             return
         for arm, tr in run.per_arm.items():
             stamps, q, _ = run.recorder.arrays(arm)
-            err = tracking_error(tr, rep.start_stamp, stamps, q)
+            err = tracking_error(tr.times, tr.positions, rep.start_stamp, stamps, q)
             step.checks.append(Check(f"{arm} tracking error ≤ {c.max_tracking_error_rad:g} rad",
                                      "not measured (no states)" if not np.isfinite(err) else _rad(err),
                                      bool(np.isfinite(err) and err <= c.max_tracking_error_rad),

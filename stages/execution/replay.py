@@ -31,3 +31,19 @@ def render_states(model, times: np.ndarray, qpos: np.ndarray, camera: str, fps: 
             mujoco.mj_forward(model, data)
             frames.append(renderer.render(data, camera, width, height))
     return frames
+
+
+def tracking_error(times: np.ndarray, reference: np.ndarray, start_stamp: float, stamps: np.ndarray,
+                   positions: np.ndarray) -> float:
+    """Largest |measured − desired| (rad) over the recorded samples taken during the motion.
+
+    ``times``/``reference`` are the trajectory (from its start), ``stamps``/``positions`` the
+    recorded states (columns in the same order) on the clock the motion started at ``start_stamp``.
+    """
+    tau = np.asarray(stamps) - start_stamp
+    inside = (tau >= 0) & (tau <= times[-1])
+    if not inside.any():
+        return float("nan")
+    desired = np.stack([np.interp(tau[inside], times, reference[:, j]) for j in range(reference.shape[1])],
+                       axis=1)
+    return float(np.abs(np.asarray(positions)[inside] - desired).max())

@@ -10,7 +10,7 @@ import numpy as np
 from stages.artifacts import JsonFile, Mp4Video, NpzFile
 from stages.errors import ConfigError, ExecutionError
 from stages.execution.executor import SynchronizedExecutor, split_trajectory
-from stages.execution.replay import colliding_states, render_states
+from stages.execution.replay import colliding_states, render_states, tracking_error
 from stages.graph import Stage, StageContext, StageResult
 
 FAULT_KEYS = ("send_latency_s", "send_jitter_s", "fail_at_s", "reject", "hang")
@@ -128,12 +128,10 @@ def tracking_errors(trajectory, start_stamp, times, positions, names) -> dict[st
     """Largest |measured − desired| during the motion, and at the end."""
     index = {j: i for i, j in enumerate(trajectory.joint_names)}
     cols = [index[j] for j in names]
-    tau = times - start_stamp
-    inside = (tau >= 0) & (tau <= trajectory.times[-1])
-    desired = np.stack([np.interp(tau, trajectory.times, trajectory.positions[:, c]) for c in cols], axis=1)
-    err = np.abs(positions - desired)
-    return {"tracking_error_max_rad": float(err[inside].max()) if inside.any() else float("nan"),
-            "final_error_rad": float(np.abs(positions[-1] - trajectory.positions[-1][cols]).max())}
+    reference = np.asarray(trajectory.positions)[:, cols]
+    return {"tracking_error_max_rad": tracking_error(np.asarray(trajectory.times), reference, start_stamp,
+                                                     times, positions),
+            "final_error_rad": float(np.abs(positions[-1] - reference[-1]).max())}
 
 
 class Sequential(Stage):

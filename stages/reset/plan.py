@@ -20,7 +20,7 @@ from stages.errors import PlanningError
 from stages.grasping.candidates import pose7, top_grasps
 from stages.grasping.resting import resting_pose
 from stages.grasping.select import choose_grasp
-from stages.planning.checker import ClearanceChecker, HeldObject
+from stages.planning.checker import HeldObject
 from stages.planning.group import ArmGroup
 from stages.planning.path import JointPath
 from stages.retiming.retime import retime_with_report

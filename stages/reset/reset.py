@@ -41,7 +41,7 @@ def run_reset(rig, planner, task, half_extents, surface_z: float, rng: np.random
                 out.images["perception.png"] = (image, est)
                 out.metrics.update({
                     "perception.position_error_m": float(np.linalg.norm(est.T_world_obj[:3, 3] - truth[:3, 3])),
-                    "perception.rotation_error_deg": _sym_rotation_error(est.T_world_obj, truth, task.long_axis),
+                    "perception.rotation_error_deg": float(rotation_angle_deg(est.T_world_obj[:3, :3], truth[:3, :3])),
                     "perception.tags_seen": len(est.tag_ids),
                     "perception.reprojection_px": float(est.reprojection_px)})
             if resting_pose(est.T_world_obj[:3, :3]).down_axis == task.long_axis:
@@ -127,7 +127,3 @@ def _first_reachable(candidates: dict) -> float:
     value = candidates.get("first_reachable_travel_rad")
     return float("nan") if value is None else float(value)
 
-
-def _sym_rotation_error(T_est: np.ndarray, T_true: np.ndarray, long_axis: int) -> float:
-    """Rotation error of the peg pose; the tags make every face distinct, so the full rotation counts."""
-    return float(rotation_angle_deg(T_est[:3, :3], T_true[:3, :3]))

@@ -45,21 +45,6 @@ class TaskSpec:
             raise ConfigError(f"task.start_xy must be [x, y], got {list(xy)}")
         return cls(start_xy=xy, start_yaw_rad=float(cfg.pop("start_yaw_rad", 0.0)), **cfg)
 
-    def target_pose(self, half_extents, surface_z: float) -> np.ndarray:
-        """The peg's target 4×4 pose: lying on a long face, long axis at ``start_yaw_rad``."""
-        half = np.asarray(half_extents, float)
-        across = [i for i in range(3) if i != self.long_axis]
-        down = across[0]
-        c, s = np.cos(self.start_yaw_rad), np.sin(self.start_yaw_rad)
-        R = np.zeros((3, 3))
-        R[:, self.long_axis] = [c, s, 0.0]        # long axis horizontal, at the yaw
-        R[:, down] = [0.0, 0.0, -1.0]             # that face down
-        R[:, across[1]] = np.cross(R[:, (across[1] + 1) % 3], R[:, (across[1] + 2) % 3])
-        T = np.eye(4)
-        T[:3, :3] = R
-        T[:3, 3] = [*self.start_xy, surface_z + half[down]]
-        return T
-
     def placed_pose(self, T_world_peg: np.ndarray, half_extents, surface_z: float) -> np.ndarray:
         """Where to put the peg as it is now held: the same face down (a top grasp cannot turn it
         over), turned about the vertical so its long axis is at ``start_yaw_rad``."""
