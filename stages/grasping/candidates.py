@@ -30,7 +30,7 @@ class GraspCandidate:
 
 
 def top_grasps(T_world_obj: np.ndarray, half_extents, rest: RestingPose, max_width_m: float,
-               positions: tuple[float, ...] = (-0.25, 0.0, 0.25), depth_m: float = 0.02) -> list[GraspCandidate]:
+               positions: tuple[float, ...] = (-0.25, -0.1, 0.0, 0.1, 0.25), depth_m: float = 0.02) -> list[GraspCandidate]:
     """Top-down grasps: ``positions`` are fractions of the half-length along the gripped axis;
     ``depth_m`` is how far below the top face the fingertips' centre goes."""
     T = np.asarray(T_world_obj, float)

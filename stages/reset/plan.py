@@ -60,6 +60,7 @@ class ResetSettings:
     max_grasps: int = 6            # grasps tried (least travel first) before giving up
     velocity_scale: float = 0.5    # of the joint limits, for a careful reset
     acceleration_scale: float = 0.3
+    push_toward_xy: tuple[float, float] = (0.62, 0.0)   # where a peg that cannot be picked is pushed
 
 
 def _bodies_below(model, body_id: int) -> list[int]:
@@ -176,57 +177,70 @@ class ResetPlanner:
         err.candidates = record
         raise err
 
-    def plan_topple(self, qpos: np.ndarray, T_world_peg: np.ndarray, half_extents, long_axis: int,
-                    rng: np.random.Generator, toward_xy=(0.55, 0.0)) -> ResetPlan:
-        """A peg standing on its end cannot be laid down by a top grasp: push it over first.
+    def plan_push(self, qpos: np.ndarray, T_world_peg: np.ndarray, half_extents, long_axis: int,
+                  surface_z: float, rng: np.random.Generator) -> ResetPlan:
+        """Push the peg into the open with the closed gripper, when it cannot be picked where it is.
 
-        The closed gripper comes down beside the peg's upper end (on the side away from
-        ``toward_xy``) and pushes through it toward ``toward_xy``; the peg falls on its side,
-        and the next attempt perceives it there.
+        A peg standing on its end (a top grasp cannot lay it down), leaning on something, or
+        lying too close to the fixture for the fingers is pushed toward ``push_toward_xy``
+        (the open middle of the table): the closed gripper comes down behind it — high on a
+        standing peg, so it falls over; at mid-height otherwise, so it slides — and pushes
+        through where it was. Directions are tried from straight at the free spot to ±45°,
+        ±90°; the first one planned end to end (every segment at clearance but the hand
+        against the peg) is kept. The next attempt perceives the peg where it came to rest.
         """
         half = np.asarray(half_extents, float)
-        p = np.asarray(T_world_peg)[:3, 3]
-        d = np.asarray(toward_xy, float) - p[:2]
-        d = d / (np.linalg.norm(d) or 1.0)
-        top = p[2] + half[long_axis]
-        z = np.array([0.0, 0.0, -1.0])
-        y = np.array([-d[1], d[0], 0.0])          # fingers closed, across the push
-        x = np.cross(y, z)
-        start_pose = np.eye(4)
-        start_pose[:3, :3] = np.column_stack([x, y, z])
-        back = float(np.sort(half)[0]) + 0.04
-        start_pose[:3, 3] = [p[0] - d[0] * back, p[1] - d[1] * back, top - 0.03]
-        end_pose = start_pose.copy()
-        end_pose[:3, 3] += np.array([d[0], d[1], 0.0]) * (2 * back)
+        T = np.asarray(T_world_peg, float)
+        p, R = T[:3, 3], T[:3, :3]
+        standing = int(np.argmax(np.abs(R[2, :]))) == long_axis
+        top = p[2] + float(np.abs(R[2, :]) @ half)
+        height = top - 0.03 if standing else max(p[2], surface_z + 0.025)
+        to_free = np.asarray(self.settings.push_toward_xy, float) - p[:2]
+        base = float(np.arctan2(to_free[1], to_free[0]))
+        errors = []
+        for turn in (0.0, np.pi / 4, -np.pi / 4, np.pi / 2, -np.pi / 2):
+            d = np.array([np.cos(base + turn), np.sin(base + turn), 0.0])
+            back = float(np.abs(R.T @ d) @ half) + 0.03     # from the peg's centre to behind its face
+            z = np.array([0.0, 0.0, -1.0])
+            y = np.array([-d[1], d[0], 0.0])                 # fingers closed, across the push
+            start_pose = np.eye(4)
+            start_pose[:3, :3] = np.column_stack([np.cross(y, z), y, z])
+            start_pose[:3, 3] = [p[0] - d[0] * back, p[1] - d[1] * back, height]
+            end_pose = start_pose.copy()
+            end_pose[:3, 3] += d * (2 * back)
+            for arm in self.hand_geoms:
+                try:
+                    segs, travel = self._push_with(arm, qpos, start_pose, end_pose, rng)
+                except PlanningError as exc:
+                    errors.append(f"{arm} at {np.degrees(turn):+.0f}°: {str(exc)[:160]}")
+                    continue
+                what = "standing" if standing else "push"
+                return ResetPlan(arm, f"{what}_{np.degrees(base + turn):+.0f}deg", travel, segs, np.eye(4),
+                                 {"push": {"direction_deg": float(np.degrees(base + turn)), "standing": standing}})
+        raise PlanningError("unreachable", "the peg cannot be picked where it lies and no arm can push it "
+                            "into the open: " + "; ".join(errors))
+
+    def _push_with(self, arm, qpos, start_pose, end_pose, rng):
+        free = self.group(qpos)
+        start = qpos[free.checker.qpos_adr]
         above = start_pose.copy()
         above[2, 3] += 0.10
-        errors = []
-        for arm in self.hand_geoms:
-            free = self.group(qpos)
-            start = qpos[free.checker.qpos_adr]
-            try:
-                segs = [Segment("close", "gripper", gripper=(arm, "closed"))]
-                r = free.plan_to_poses({arm: pose7(above)}, start, rng)
-                segs.append(self._timed(free, r.path, "topple_approach", r.time_s))
-                q = r.path.waypoints[-1]
-                r = free.plan_cartesian({arm: pose7(start_pose)}, q, rng)
-                segs.append(self._timed(free, r.path, "topple_lower", r.time_s))
-                pushing = self.group(qpos, allowed=self._hand_peg(arm))
-                r = pushing.plan_cartesian({arm: pose7(end_pose)}, r.path.waypoints[-1], rng)
-                segs.append(self._timed(pushing, r.path, "topple_push", r.time_s))
-                up = end_pose.copy()
-                up[2, 3] += 0.10
-                r = pushing.plan_cartesian({arm: pose7(up)}, r.path.waypoints[-1], rng)
-                segs.append(self._timed(pushing, r.path, "topple_retreat", r.time_s))
-                r = pushing.plan_to_joints({arm: start[free.arm_slice(arm)]}, r.path.waypoints[-1], rng)
-                segs.append(self._timed(pushing, r.path, "home", r.time_s))
-                segs.append(Segment("open", "gripper", gripper=(arm, "open")))
-                travel = float(np.abs(segs[1].trajectory.positions[-1] - start).sum())
-                return ResetPlan(arm, "topple", travel, segs, np.eye(4), {"topple": True})
-            except PlanningError as exc:
-                errors.append(f"{arm}: {exc}")
-        raise PlanningError("unreachable", "the peg stands on its end and no arm can push it over: "
-                            + "; ".join(errors))
+        segs = [Segment("close", "gripper", gripper=(arm, "closed"))]
+        r = free.plan_to_poses({arm: pose7(above)}, start, rng)
+        segs.append(self._timed(free, r.path, "push_approach", r.time_s))
+        pushing = self.group(qpos, allowed=self._hand_peg(arm))   # the hand may touch the peg from here on
+        r = pushing.plan_cartesian({arm: pose7(start_pose)}, r.path.waypoints[-1], rng)
+        segs.append(self._timed(pushing, r.path, "push_lower", r.time_s))
+        r = pushing.plan_cartesian({arm: pose7(end_pose)}, r.path.waypoints[-1], rng)
+        segs.append(self._timed(pushing, r.path, "push", r.time_s))
+        up = end_pose.copy()
+        up[2, 3] += 0.10
+        r = pushing.plan_cartesian({arm: pose7(up)}, r.path.waypoints[-1], rng)
+        segs.append(self._timed(pushing, r.path, "push_retreat", r.time_s))
+        r = pushing.plan_to_joints({arm: start[free.arm_slice(arm)]}, r.path.waypoints[-1], rng)
+        segs.append(self._timed(pushing, r.path, "home", r.time_s))
+        segs.append(Segment("open", "gripper", gripper=(arm, "open")))
+        return segs, float(np.abs(segs[1].trajectory.positions[-1] - start).sum())
 
     def _hand_peg_all(self):
         return [p for arm in self.hand_geoms for p in self._hand_peg(arm)]

@@ -2,7 +2,9 @@
 
 Retried up to ``max_attempts`` times: a peg not seen, a plan that cannot be made, a
 missed or slipped grasp, or a landing out of tolerance each end an attempt with its
-reason, and the next attempt starts by perceiving again.
+reason, and the next attempt starts by perceiving again. A peg that a top grasp cannot
+take where it lies — standing on its end, leaning on something, or too close to the
+fixture for the fingers — is pushed into the open first (that attempt's cause says which).
 """
 
 from __future__ import annotations
@@ -44,22 +46,31 @@ def run_reset(rig, planner, task, half_extents, surface_z: float, rng: np.random
                     "perception.rotation_error_deg": float(rotation_angle_deg(est.T_world_obj[:3, :3], truth[:3, :3])),
                     "perception.tags_seen": len(est.tag_ids),
                     "perception.reprojection_px": float(est.reprojection_px)})
-            if resting_pose(est.T_world_obj[:3, :3]).down_axis == task.long_axis:
-                topple = planner.plan_topple(rig.believed_qpos(est.T_world_obj), est.T_world_obj,
-                                             half_extents, task.long_axis, rng)
+            qpos = rig.believed_qpos(est.T_world_obj)
+            cause, why, plan = _cannot_pick(est.T_world_obj, task.long_axis), None, None
+            if cause is None:
+                try:
+                    plan = planner.plan(qpos, est.T_world_obj, half_extents, task, surface_z, rng)
+                except PlanningError as exc:
+                    if attempt == max_attempts:
+                        raise
+                    out.candidates = getattr(exc, "candidates", None) or out.candidates
+                    cause, why = "blocked", f"no grasp could be planned where it lies ({exc})"
+            if plan is None:
+                why = why or {"standing": "the peg stood on its end",
+                              "leaning": "the peg leaned on something"}[cause]
+                push = planner.plan_push(qpos, est.T_world_obj, half_extents, task.long_axis, surface_z, rng)
                 if log:
-                    log.info("attempt %d: the peg stands on its end; %s arm pushes it over", attempt, topple.arm)
-                for seg in topple.segments:
+                    log.info("attempt %d: %s; the %s arm pushes it into the open (%s)", attempt, why,
+                             push.arm, push.grasp_name)
+                for seg in push.segments:
                     if seg.kind == "gripper":
                         rig.gripper(*seg.gripper)
                     else:
                         rig.move(seg.trajectory, seg.name)
                 rig.wait_sim(0.5)
-                out.failures.append({"attempt": attempt, "cause": "standing",
-                                     "reason": "the peg stood on its end: pushed it over"})
+                out.failures.append({"attempt": attempt, "cause": cause, "reason": f"{why}: pushed it"[:600]})
                 continue
-            plan = planner.plan(rig.believed_qpos(est.T_world_obj), est.T_world_obj, half_extents, task,
-                                surface_z, rng)
             out.candidates = plan.candidates
             out.metrics.update({"grasp.arm": plan.arm, "grasp.travel_rad": plan.travel_rad,
                                 "grasp.name": plan.grasp_name,
@@ -120,6 +131,15 @@ def _recover(rig, planner, rng, log) -> None:
     except ChoreographError as exc:
         if log:
             log.warning("recovery motion failed: %s", exc)
+
+
+def _cannot_pick(T_world_peg: np.ndarray, long_axis: int) -> str | None:
+    """Why a top grasp cannot take the peg as it lies ("standing", "leaning"), or None."""
+    try:
+        rest = resting_pose(np.asarray(T_world_peg)[:3, :3])
+    except PerceptionError:      # tilted past any face-down pose: propped on something
+        return "leaning"
+    return "standing" if rest.down_axis == long_axis else None
 
 
 def _first_reachable(candidates: dict) -> float:

@@ -19,15 +19,21 @@ class ResetRig:
                  calibration=None, peg_body: str = "peg", seed: int = 0):
         import mujoco
 
+        from hardware.arms.faults import FaultyDriver
         from hardware.arms.mujoco_driver import MujocoArmDriver
         from hardware.arms.mujoco_sim import PhysicsSim
+        from stages.execution.stage import active_faults
         from stages.perception.camera import CameraModel, SceneCamera
         from stages.perception.peg_pose import PoseEstimator
 
         self.world, self.model, self.layout = world, world.model, layout
         self.speed = float(hardware.get("speed", 1.0))
         self.sim = PhysicsSim(world.model, world.home_qpos(), speed=self.speed)
-        self.drivers = {a.name: MujocoArmDriver(self.sim, a.name, a.joints) for a in world.robot.arms}
+        self.drivers = {}
+        for k, a in enumerate(world.robot.arms):
+            driver = MujocoArmDriver(self.sim, a.name, a.joints)
+            faults = active_faults((hardware.get("faults") or {}).get(a.name))
+            self.drivers[a.name] = FaultyDriver(driver, seed=seed + k, **faults) if faults else driver
         self.executor = SynchronizedExecutor(self.drivers, float(hardware.get("start_buffer_s", 0.1)),
                                              float(hardware.get("ack_timeout_s", 2.0)), clock_speed=self.speed)
         self.grippers = {a.name: a.gripper for a in world.robot.arms if a.gripper is not None}

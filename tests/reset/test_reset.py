@@ -12,7 +12,7 @@ from tests.conftest import CONF
 
 HALF = np.array([0.02, 0.02, 0.07])
 SLOT = np.eye(4)
-SLOT[:3, 3] = [0.35, -0.075, 0.75]
+SLOT[:3, 3] = [0.37, -0.08, 0.75]
 
 
 def lying(x, y, z=0.77, tilt_deg=0.0):
@@ -30,10 +30,10 @@ def lying(x, y, z=0.77, tilt_deg=0.0):
 
 
 @pytest.mark.parametrize("pose, inserted", [
-    (lying(0.35, -0.075), True),                       # in the slot, on its floor
-    (lying(0.35, -0.075, z=0.77 + 0.03), False),       # resting on the rim: not in
-    (lying(0.35, -0.075, z=0.79, tilt_deg=15), False), # half inserted: one end in, propped up
-    (lying(0.35, 0.085), False),                       # at the start pose, beside the slot
+    (lying(0.37, -0.08), True),                       # in the slot, on its floor
+    (lying(0.37, -0.08, z=0.77 + 0.03), False),       # resting on the rim: not in
+    (lying(0.37, -0.08, z=0.79, tilt_deg=15), False), # half inserted: one end in, propped up
+    (lying(0.40, 0.09), False),                       # at the start pose, beside the slot
 ])
 def test_success_detector(pose, inserted):
     check = check_insertion(pose, SLOT, [0.048, 0.16], 0.03, HALF, min_depth_m=0.025)
@@ -81,3 +81,42 @@ def test_reset_from_a_fixed_seed_succeeds_in_physics(compose, tmp_path):
     assert m["grasp.travel_rad"] <= m["grasp.first_reachable_travel_rad"] + 1e-9
     cands = json.loads((run / "reset" / "candidates.json").read_text())
     assert cands["ranked"] and all("reason" in r for r in cands["rejected"])
+
+
+@pytest.mark.parametrize("tilt_deg, upright, cause", [(0, False, None), (20, False, "leaning"), (0, True, "standing")])
+def test_why_a_top_grasp_cannot_take_the_peg(tilt_deg, upright, cause):
+    from stages.reset.reset import _cannot_pick
+
+    T = np.eye(4) if upright else lying(0.5, 0.0, tilt_deg=tilt_deg)
+    assert _cannot_pick(T, long_axis=2) == cause
+
+
+def test_a_peg_standing_on_its_end_is_pushed_over_then_reset(compose):
+    import mujoco
+
+    from stages.execution.stage import hardware_settings
+    from stages.perception.sim import drop_body
+    from stages.planning.stage import planner_settings
+    from stages.reset.plan import ResetPlanner
+    from stages.reset.reset import run_reset
+    from stages.reset.stage import build_rig, reset_settings
+    from stages.reset.task import TaskSpec
+    from stages.scene import build_world
+
+    cfg = compose(["pipeline=reset", "hardware.speed=4"])
+    parts = {k: OmegaConf.to_container(cfg[k], resolve=True) for k in ("robot", "scene", "planner", "task", "hardware")}
+    world = build_world(parts["robot"], parts["scene"])
+    rig, half = build_rig(world, parts["scene"], hardware_settings(parts["hardware"]), {}, None, 0)
+    planner = ResetPlanner(world, planner_settings(parts["planner"]), reset_settings({}))
+    quat = np.empty(4)
+    mujoco.mju_mat2Quat(quat, np.eye(3).reshape(-1))          # long axis (z) vertical
+    try:
+        with rig.sim.lock:
+            drop_body(rig.model, rig.sim.data, "peg", np.r_[0.6, 0.05, 0.75 + 0.003 + half[2] + 0.002, quat])
+        with rig.sim:
+            outcome = run_reset(rig, planner, TaskSpec.from_config(parts["task"]), half, 0.75,
+                                np.random.default_rng(0), max_attempts=3)
+    finally:
+        rig.close()
+    assert outcome.failures[0]["cause"] == "standing"
+    assert outcome.success, outcome.failures
