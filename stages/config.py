@@ -70,6 +70,13 @@ class PathsSchema:
 
 
 @dataclass
+class CalibrateSchema:
+    """``pipeline=calibrate`` inputs given on the command line (``calibrate.images=<dir>``)."""
+
+    images: str | None = None  # a folder of real ChArUco photos instead of simulated views
+
+
+@dataclass
 class ChoreographSchema:
     seed: int = 0
     pipeline: PipelineSchema = MISSING
@@ -84,6 +91,7 @@ class ChoreographSchema:
     start: Any = None
     goal: Any = None
     calibration: Any = None
+    calibrate: CalibrateSchema = field(default_factory=CalibrateSchema)
     drive: Any = None
     path: Any = None
     follower: Any = None

@@ -14,9 +14,12 @@ class MujocoArmDriver:
 
     is_real = False
 
-    def __init__(self, sim: PhysicsSim, name: str, joint_names: Sequence[str]):
+    def __init__(self, sim: PhysicsSim, name: str, joint_names: Sequence[str],
+                 joint_offsets_rad: Sequence[float] | None = None):
+        """``joint_offsets_rad``: hidden joint zero offsets (physics runs at commanded + offset;
+        commands and readings stay the believed angles). None = none."""
         self.sim, self.name, self.joint_names = sim, name, tuple(joint_names)
-        sim.add_arm(name, self.joint_names)
+        sim.add_arm(name, self.joint_names, joint_offsets_rad)
 
     def clock(self) -> float:
         return self.sim.clock()

@@ -42,6 +42,7 @@ class ArmChannel:
     actuators: np.ndarray
     kv_over_kp: np.ndarray
     kp: np.ndarray
+    offsets: np.ndarray  # hidden joint zero offsets (rad): physics runs at commanded + offset
 
 
 class PhysicsSim:
@@ -74,7 +75,11 @@ class PhysicsSim:
         self.error: BaseException | None = None
 
     # ------------------------------------------------------------------ set-up
-    def add_arm(self, name: str, joints: Sequence[str]) -> None:
+    def add_arm(self, name: str, joints: Sequence[str],
+                joint_offsets_rad: Sequence[float] | None = None) -> None:
+        """Register an arm. ``joint_offsets_rad``: hidden joint zero offsets — commanded and
+        reported angles are the believed ones, the physical joints sit at believed + offset (the
+        arm is moved there now: it stands at its true angles from the start)."""
         import mujoco
 
         m = self.model
@@ -87,13 +92,22 @@ class PhysicsSim:
                 raise ValueError(f"joint {mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_JOINT, j)} has no actuator")
             acts.append(found[0])
         acts = np.array(acts)
+        offsets = np.zeros(len(jids))
+        if joint_offsets_rad is not None:
+            offsets = np.asarray(joint_offsets_rad, float)
+        if offsets.shape != (len(jids),):
+            raise ValueError(f"arm {name!r}: joint_offsets_rad must list {len(jids)} values, "
+                             f"got {offsets.shape}")
         ch = ArmChannel(np.array([m.jnt_qposadr[j] for j in jids]), np.array([m.jnt_dofadr[j] for j in jids]),
                         acts, -m.actuator_biasprm[acts, 2] / m.actuator_gainprm[acts, 0],
-                        m.actuator_gainprm[acts, 0].copy())
+                        m.actuator_gainprm[acts, 0].copy(), offsets)
         with self.lock:
             self._arms[name] = ch
-            self._hold[name] = self.data.qpos[ch.qpos].copy()
-            self.data.ctrl[acts] = self._hold[name]
+            self._hold[name] = self.data.qpos[ch.qpos].copy()   # believed
+            if np.any(offsets):
+                self.data.qpos[ch.qpos] += offsets
+                mujoco.mj_forward(m, self.data)
+            self.data.ctrl[acts] = self._hold[name] + offsets
 
     def set_ctrl(self, actuator: int, value: float) -> None:
         """Hold an extra actuator (e.g. a gripper) at ``value``."""
@@ -108,7 +122,7 @@ class PhysicsSim:
     def read_state(self, arm: str) -> JointState:
         ch = self._arms[arm]
         with self.lock:
-            return JointState(float(self.data.time), self.data.qpos[ch.qpos].copy(),
+            return JointState(float(self.data.time), self.data.qpos[ch.qpos] - ch.offsets,
                               self.data.qvel[ch.dofs].copy())
 
     def snapshot(self) -> tuple[float, np.ndarray]:
@@ -139,7 +153,7 @@ class PhysicsSim:
         with self.lock:
             if goal.outcome is None:
                 ch = self._arms[goal.arm]
-                self._hold[goal.arm] = self.data.qpos[ch.qpos].copy()
+                self._hold[goal.arm] = self.data.qpos[ch.qpos] - ch.offsets
                 goal.stop_wall_s = time.perf_counter()
                 self._finish(goal, Outcome.CANCELLED, reason)
 
@@ -178,9 +192,9 @@ class PhysicsSim:
                         ff = mass_qacc[ch.dofs]
                     # position actuator force kp·(ctrl − q) − kv·q̇; with ctrl = q* + (kv·q̇* + τ_ff)/kp
                     # it is kp·(q* − q) + kv·(q̇* − q̇) + τ_ff (τ_ff = M·q̈*), within its force range
-                    d.ctrl[ch.actuators] = q + ch.kv_over_kp * qd + ff / ch.kp
+                    d.ctrl[ch.actuators] = q + ch.offsets + ch.kv_over_kp * qd + ff / ch.kp
                     continue
-            d.ctrl[ch.actuators] = self._hold[arm]
+            d.ctrl[ch.actuators] = self._hold[arm] + ch.offsets
         for a, v in self._extra_ctrl.items():
             d.ctrl[a] = v
 

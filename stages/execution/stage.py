@@ -14,7 +14,8 @@ from stages.execution.replay import colliding_states, render_states, tracking_er
 from stages.graph import Stage, StageContext, StageResult
 
 FAULT_KEYS = ("send_latency_s", "send_jitter_s", "fail_at_s", "reject", "hang")
-HARDWARE_KEYS = ("driver", "speed", "start_buffer_s", "ack_timeout_s", "faults", "video", "seed")
+HARDWARE_KEYS = ("driver", "speed", "start_buffer_s", "ack_timeout_s", "faults", "video", "seed",
+                 "joint_offsets_deg")
 
 
 def hardware_settings(cfg: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -29,7 +30,32 @@ def hardware_settings(cfg: Mapping[str, Any] | None) -> dict[str, Any]:
         bad = sorted(set(faults or {}) - set(FAULT_KEYS))
         if bad:
             raise ConfigError(f"hardware.faults.{arm}.{bad[0]} is not a fault; allowed: {list(FAULT_KEYS)}")
+    offsets = cfg.get("joint_offsets_deg")
+    if offsets is not None:
+        if not isinstance(offsets, Mapping):
+            raise ConfigError(f"hardware.joint_offsets_deg must be null or {{arm: [one value per joint]}}, "
+                              f"got {offsets!r}")
+        for arm, values in offsets.items():
+            try:
+                vals = [float(v) for v in values]
+            except (TypeError, ValueError):
+                raise ConfigError(f"hardware.joint_offsets_deg.{arm} must be a list of numbers (deg), "
+                                  f"got {values!r}") from None
+            if any(abs(v) > 10.0 for v in vals):
+                raise ConfigError(f"hardware.joint_offsets_deg.{arm}={vals}: hidden zero offsets are "
+                                  "small (|offset| <= 10 deg)")
     return cfg
+
+
+def joint_offsets_rad(hw: Mapping[str, Any], arm) -> np.ndarray | None:
+    """The hidden zero offsets of ``arm`` (an ArmSpec) in rad, or None; checks the count."""
+    values = (hw.get("joint_offsets_deg") or {}).get(arm.name)
+    if values is None:
+        return None
+    if len(values) != len(arm.joints):
+        raise ConfigError(f"hardware.joint_offsets_deg.{arm.name} lists {len(values)} values; the arm "
+                          f"has {len(arm.joints)} joints {list(arm.joints)}")
+    return np.radians(np.asarray(values, float))
 
 
 def active_faults(faults: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -55,7 +81,7 @@ def simulated_robot(world, start_q: np.ndarray, joint_names, hw: Mapping[str, An
     for k, arm in enumerate(world.robot.arms):
         if not set(arm.joints) <= set(joint_names):
             continue
-        driver = MujocoArmDriver(sim, arm.name, arm.joints)
+        driver = MujocoArmDriver(sim, arm.name, arm.joints, joint_offsets_rad(hw, arm))
         if arm.gripper is not None:
             for a in arm.gripper.actuator_ids:
                 sim.set_ctrl(a, arm.gripper.open)

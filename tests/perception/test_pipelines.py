@@ -108,3 +108,19 @@ def test_bad_perception_config_is_named(compose, tmp_path, override, needle):
     run = tmp_path / "bad"
     record = run_config(compose(["pipeline=perceive", override], run_dir=run), run)
     assert not record.ok and needle in record.error, record.error
+
+
+def test_calibrate_images_is_a_plain_override_and_a_bad_folder_is_typed(compose, tmp_path):
+    """``calibrate.images=<dir>`` composes without ``+``; a missing or empty folder fails, typed."""
+    run = tmp_path / "missing"
+    cfg = compose(["pipeline=calibrate", f"calibrate.images={tmp_path}/nope"], run_dir=run)
+    assert cfg.pipeline.stages.intrinsics.images == f"{tmp_path}/nope"
+    record = run_config(cfg, run)
+    assert not record.ok and record.error.startswith("ConfigError"), record.error
+    assert "is not a folder" in record.error
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    run = tmp_path / "empty_run"
+    record = run_config(compose(["pipeline=calibrate", f"calibrate.images={empty}"], run_dir=run), run)
+    assert not record.ok and record.failed_stage == "intrinsics", record.error
+    assert record.error.startswith("PerceptionError") and "no images" in record.error
