@@ -133,7 +133,7 @@ class ResetPlanner:
     # ------------------------------------------------------------------ the plan
     def plan(self, qpos: np.ndarray, T_world_peg: np.ndarray, half_extents, task, surface_z: float,
              rng: np.random.Generator) -> ResetPlan:
-        rest = resting_pose(T_world_peg[:3, :3])
+        rest = resting_pose(T_world_peg[:3, :3], max_tilt_deg=90.0)   # leaning pegs get aligned grasps
         T_target = task.placed_pose(T_world_peg, half_extents, surface_z)
         group = self.group(qpos)
         start = qpos[group.checker.qpos_adr]
@@ -184,9 +184,10 @@ class ResetPlanner:
         A peg standing on its end (a top grasp cannot lay it down), leaning on something, or
         lying too close to the fixture for the fingers is pushed toward ``push_toward_xy``
         (the open middle of the table): the closed gripper comes down behind it — high on a
-        standing peg, so it falls over; at mid-height otherwise, so it slides — and pushes
-        through where it was. Directions are tried from straight at the free spot to ±45°,
-        ±90°; the first one planned end to end (every segment at clearance but the hand
+        standing peg, so it falls over; at mid-height otherwise, so it slides, then near its
+        top, above low walls beside it, so it tips — and pushes through where it was.
+        Directions are tried from straight at the free spot to ±45°, ±90°; the first one
+        planned end to end (every segment at clearance but the hand
         against the peg) is kept. The next attempt perceives the peg where it came to rest.
         """
         half = np.asarray(half_extents, float)
@@ -194,29 +195,31 @@ class ResetPlanner:
         p, R = T[:3, 3], T[:3, :3]
         standing = int(np.argmax(np.abs(R[2, :]))) == long_axis
         top = p[2] + float(np.abs(R[2, :]) @ half)
-        height = top - 0.03 if standing else max(p[2], surface_z + 0.025)
+        heights = [top - 0.03] if standing else [max(p[2], surface_z + 0.025), top - 0.012]
         to_free = np.asarray(self.settings.push_toward_xy, float) - p[:2]
         base = float(np.arctan2(to_free[1], to_free[0]))
         errors = []
-        for turn in (0.0, np.pi / 4, -np.pi / 4, np.pi / 2, -np.pi / 2):
-            d = np.array([np.cos(base + turn), np.sin(base + turn), 0.0])
-            back = float(np.abs(R.T @ d) @ half) + 0.03     # from the peg's centre to behind its face
-            z = np.array([0.0, 0.0, -1.0])
-            y = np.array([-d[1], d[0], 0.0])                 # fingers closed, across the push
-            start_pose = np.eye(4)
-            start_pose[:3, :3] = np.column_stack([np.cross(y, z), y, z])
-            start_pose[:3, 3] = [p[0] - d[0] * back, p[1] - d[1] * back, height]
-            end_pose = start_pose.copy()
-            end_pose[:3, 3] += d * (2 * back)
-            for arm in self.hand_geoms:
-                try:
-                    segs, travel = self._push_with(arm, qpos, start_pose, end_pose, rng)
-                except PlanningError as exc:
-                    errors.append(f"{arm} at {np.degrees(turn):+.0f}°: {str(exc)[:160]}")
-                    continue
-                what = "standing" if standing else "push"
-                return ResetPlan(arm, f"{what}_{np.degrees(base + turn):+.0f}deg", travel, segs, np.eye(4),
-                                 {"push": {"direction_deg": float(np.degrees(base + turn)), "standing": standing}})
+        for height in heights:
+            for turn in (0.0, np.pi / 4, -np.pi / 4, np.pi / 2, -np.pi / 2):
+                d = np.array([np.cos(base + turn), np.sin(base + turn), 0.0])
+                back = float(np.abs(R.T @ d) @ half) + 0.03     # from the peg's centre to behind its face
+                z = np.array([0.0, 0.0, -1.0])
+                y = np.array([-d[1], d[0], 0.0])                 # fingers closed, across the push
+                start_pose = np.eye(4)
+                start_pose[:3, :3] = np.column_stack([np.cross(y, z), y, z])
+                start_pose[:3, 3] = [p[0] - d[0] * back, p[1] - d[1] * back, height]
+                end_pose = start_pose.copy()
+                end_pose[:3, 3] += d * (2 * back)
+                for arm in self.hand_geoms:
+                    try:
+                        segs, travel = self._push_with(arm, qpos, start_pose, end_pose, rng)
+                    except PlanningError as exc:
+                        errors.append(f"{arm} at {np.degrees(turn):+.0f}°, {height:.3f} m: {str(exc)[:120]}")
+                        continue
+                    name = f"{'standing' if standing else 'push'}_{np.degrees(base + turn):+.0f}deg"
+                    return ResetPlan(arm, name, travel, segs, np.eye(4),
+                                     {"push": {"direction_deg": float(np.degrees(base + turn)),
+                                               "height_m": float(height), "standing": standing}})
         raise PlanningError("unreachable", "the peg cannot be picked where it lies and no arm can push it "
                             "into the open: " + "; ".join(errors))
 

@@ -3,8 +3,10 @@
 Retried up to ``max_attempts`` times: a peg not seen, a plan that cannot be made, a
 missed or slipped grasp, or a landing out of tolerance each end an attempt with its
 reason, and the next attempt starts by perceiving again. A peg that a top grasp cannot
-take where it lies — standing on its end, leaning on something, or too close to the
-fixture for the fingers — is pushed into the open first (that attempt's cause says which).
+take where it lies — standing on its end, or where no grasp can be planned (e.g. too
+close to the fixture for the fingers) — is pushed into the open first (that attempt's
+cause says which: "standing" or "blocked"). A peg leaning on something is grasped along
+its top face.
 """
 
 from __future__ import annotations
@@ -57,8 +59,7 @@ def run_reset(rig, planner, task, half_extents, surface_z: float, rng: np.random
                     out.candidates = getattr(exc, "candidates", None) or out.candidates
                     cause, why = "blocked", f"no grasp could be planned where it lies ({exc})"
             if plan is None:
-                why = why or {"standing": "the peg stood on its end",
-                              "leaning": "the peg leaned on something"}[cause]
+                why = why or "the peg stood on its end"
                 push = planner.plan_push(qpos, est.T_world_obj, half_extents, task.long_axis, surface_z, rng)
                 if log:
                     log.info("attempt %d: %s; the %s arm pushes it into the open (%s)", attempt, why,
@@ -134,11 +135,9 @@ def _recover(rig, planner, rng, log) -> None:
 
 
 def _cannot_pick(T_world_peg: np.ndarray, long_axis: int) -> str | None:
-    """Why a top grasp cannot take the peg as it lies ("standing", "leaning"), or None."""
-    try:
-        rest = resting_pose(np.asarray(T_world_peg)[:3, :3])
-    except PerceptionError:      # tilted past any face-down pose: propped on something
-        return "leaning"
+    """"standing" when the peg stands on its end (no grasp from above can lay it down), else None.
+    A peg leaning on something is planned like any other (with grasps along its top face)."""
+    rest = resting_pose(np.asarray(T_world_peg)[:3, :3], max_tilt_deg=90.0)
     return "standing" if rest.down_axis == long_axis else None
 
 

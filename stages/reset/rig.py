@@ -22,7 +22,7 @@ class ResetRig:
         from hardware.arms.faults import FaultyDriver
         from hardware.arms.mujoco_driver import MujocoArmDriver
         from hardware.arms.mujoco_sim import PhysicsSim
-        from stages.execution.stage import active_faults
+        from stages.execution.stage import active_faults, joint_offsets_rad
         from stages.perception.camera import CameraModel, SceneCamera
         from stages.perception.peg_pose import PoseEstimator
 
@@ -31,7 +31,7 @@ class ResetRig:
         self.sim = PhysicsSim(world.model, world.home_qpos(), speed=self.speed)
         self.drivers = {}
         for k, a in enumerate(world.robot.arms):
-            driver = MujocoArmDriver(self.sim, a.name, a.joints)
+            driver = MujocoArmDriver(self.sim, a.name, a.joints, joint_offsets_rad(hardware, a))
             faults = active_faults((hardware.get("faults") or {}).get(a.name))
             self.drivers[a.name] = FaultyDriver(driver, seed=seed + k, **faults) if faults else driver
         self.executor = SynchronizedExecutor(self.drivers, float(hardware.get("start_buffer_s", 0.1)),

@@ -52,7 +52,7 @@ class TaskSpec:
         from stages.grasping.resting import resting_pose
 
         R = np.asarray(T_world_peg, float)[:3, :3]
-        rest = resting_pose(R)
+        rest = resting_pose(R, max_tilt_deg=90.0)
         if rest.down_axis == self.long_axis:
             raise PlanningError("unreachable", "the peg stands on its end: a top grasp cannot lay it down "
                                 "in the start pose")

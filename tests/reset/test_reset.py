@@ -83,7 +83,8 @@ def test_reset_from_a_fixed_seed_succeeds_in_physics(compose, tmp_path):
     assert cands["ranked"] and all("reason" in r for r in cands["rejected"])
 
 
-@pytest.mark.parametrize("tilt_deg, upright, cause", [(0, False, None), (20, False, "leaning"), (0, True, "standing")])
+@pytest.mark.parametrize("tilt_deg, upright, cause",
+                         [(0, False, None), (20, False, None), (0, True, "standing")])
 def test_why_a_top_grasp_cannot_take_the_peg(tilt_deg, upright, cause):
     from stages.reset.reset import _cannot_pick
 
@@ -104,7 +105,8 @@ def test_a_peg_standing_on_its_end_is_pushed_over_then_reset(compose):
     from stages.scene import build_world
 
     cfg = compose(["pipeline=reset", "hardware.speed=4"])
-    parts = {k: OmegaConf.to_container(cfg[k], resolve=True) for k in ("robot", "scene", "planner", "task", "hardware")}
+    parts = {k: OmegaConf.to_container(cfg[k], resolve=True)
+             for k in ("robot", "scene", "planner", "task", "hardware")}
     world = build_world(parts["robot"], parts["scene"])
     rig, half = build_rig(world, parts["scene"], hardware_settings(parts["hardware"]), {}, None, 0)
     planner = ResetPlanner(world, planner_settings(parts["planner"]), reset_settings({}))
@@ -120,3 +122,29 @@ def test_a_peg_standing_on_its_end_is_pushed_over_then_reset(compose):
         rig.close()
     assert outcome.failures[0]["cause"] == "standing"
     assert outcome.success, outcome.failures
+
+
+def test_the_reset_summary_gathers_a_sweep(tmp_path):
+    from stages.errors import ConfigError
+    from stages.reset.summary import ResetSummary, summarize_runs
+
+    def run(name, ok, pos, attempts, failures):
+        d = tmp_path / name
+        (d / "reset").mkdir(parents=True)
+        (d / "metrics.json").write_text(json.dumps({
+            "reset.success": ok, "reset.attempts": attempts, "landing.true_position_error_m": pos,
+            "landing.true_rotation_error_deg": 0.1, "landing.detector_agrees": True}))
+        (d / "status.json").write_text(json.dumps({"status": "ok" if ok else "failed",
+                                                   "error": "" if ok else "ExecutionError: reset failed"}))
+        (d / "reset" / "attempts.json").write_text(json.dumps({"failures": failures}))
+
+    run("0", True, 0.001, 1, [])
+    run("1", True, 0.003, 2, [{"cause": "standing"}])
+    run("2", False, 0.02, 3, [{"cause": "planning"}] * 3)
+    s = summarize_runs(tmp_path)
+    assert (s["runs"], s["success"]) == (3, 2)
+    assert s["reset.attempts.median"] == 2 and s["landing.true_position_error_m.max"] == 0.02
+    assert s["failed_attempts_by_cause"] == {"standing": 1, "planning": 3}
+    assert [r["run"] for r in s["failed_runs"]] == ["2"] and s["false_successes"] == 0
+    with pytest.raises(ConfigError, match="sweep_dir"):
+        ResetSummary(None)

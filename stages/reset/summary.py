@@ -1,0 +1,73 @@
+"""Gather a ``pipeline=reset`` multirun into its figures: success, attempts, time, errors, failures.
+
+    choreograph pipeline=reset_summary pipeline.params.sweep_dir=runs/reset/multirun/<stamp>
+
+Reads every run folder's ``metrics.json``, ``status.json`` and ``reset/attempts.json``;
+writes ``reset_summary/summary.json`` and returns the figures as metrics.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from stages.artifacts import JsonFile
+from stages.errors import ConfigError
+from stages.graph import Stage, StageContext, StageResult
+
+FIGURES = ("reset.attempts", "reset.time_s", "landing.true_position_error_m",
+           "landing.true_rotation_error_deg", "perception.position_error_m", "perception.rotation_error_deg",
+           "grasp.travel_rad", "grasp.first_reachable_travel_rad")
+
+
+def _read(path: Path) -> dict:
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def summarize_runs(sweep_dir: Path) -> dict:
+    runs = sorted(p for p in Path(sweep_dir).iterdir() if (p / "metrics.json").exists())
+    if not runs:
+        raise ConfigError(f"pipeline.params.sweep_dir={str(sweep_dir)!r} holds no run folders with metrics.json")
+    rows = [(p.name, _read(p / "metrics.json"), _read(p / "status.json"), _read(p / "reset" / "attempts.json"))
+            for p in runs]
+    out: dict = {"runs": len(rows), "success": sum(bool(m.get("reset.success")) for _, m, _, _ in rows)}
+    out["success_rate"] = out["success"] / len(rows)
+    for key in FIGURES:
+        values = [m[key] for _, m, _, _ in rows if isinstance(m.get(key), (int, float)) and np.isfinite(m[key])]
+        if values:
+            out[f"{key}.median"], out[f"{key}.max"] = float(np.median(values)), float(np.max(values))
+            out[f"{key}.mean"] = float(np.mean(values))
+    checks = [m["landing.detector_agrees"] for _, m, _, _ in rows if "landing.detector_agrees" in m]
+    out["detector_agrees"], out["detector_checks"] = sum(map(bool, checks)), len(checks)
+    out["false_successes"] = sum(   # the camera said "landed", the simulator says otherwise
+        1 for _, m, _, _ in rows if m.get("reset.success")
+        and not (m.get("landing.true_position_error_m", 1.0) <= 0.005
+                 and m.get("landing.true_rotation_error_deg", 90.0) <= 5.0))
+    causes: dict[str, int] = {}
+    for _, _, _, att in rows:
+        for f in att.get("failures", []):
+            causes[f["cause"]] = causes.get(f["cause"], 0) + 1
+    out["failed_attempts_by_cause"] = causes
+    out["failed_runs"] = [{"run": name, "error": st.get("error", "")[:400]}
+                          for name, m, st, _ in rows if not m.get("reset.success")]
+    return out
+
+
+class ResetSummary(Stage):
+    outputs = ("summary",)
+
+    def __init__(self, sweep_dir: str | None = None):
+        if not sweep_dir:
+            raise ConfigError("pipeline.params.sweep_dir is required: the multirun folder of a pipeline=reset sweep")
+        self.sweep_dir = Path(sweep_dir)
+        if not self.sweep_dir.is_dir():
+            raise ConfigError(f"pipeline.params.sweep_dir={sweep_dir!r} is not a folder")
+
+    def run(self, ctx: StageContext) -> StageResult:
+        summary = summarize_runs(self.sweep_dir)
+        ctx.save("summary.json", JsonFile(summary))
+        ctx.log.info("%d of %d resets succeeded", summary["success"], summary["runs"])
+        flat = {k: v for k, v in summary.items() if isinstance(v, (int, float))}
+        return StageResult(outputs={"summary": summary}, metrics=flat)
