@@ -193,7 +193,7 @@ class ResetPlanner:
         half = np.asarray(half_extents, float)
         T = np.asarray(T_world_peg, float)
         p, R = T[:3, 3], T[:3, :3]
-        standing = int(np.argmax(np.abs(R[2, :]))) == long_axis
+        standing = resting_pose(R, max_tilt_deg=90.0).down_axis == long_axis
         top = p[2] + float(np.abs(R[2, :]) @ half)
         heights = [top - 0.03] if standing else [max(p[2], surface_z + 0.025), top - 0.012]
         to_free = np.asarray(self.settings.push_toward_xy, float) - p[:2]
