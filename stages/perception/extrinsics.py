@@ -20,6 +20,15 @@ than its lateral position). On the calibrate pipeline's spots it recovered the h
 5x more accurately than the pose residual (0.017 vs 0.090 deg worst joint, seed 1).
 ``scipy.optimize.least_squares`` with a robust loss (``soft_l1``; scale ``f_scale`` in the
 residual's units).
+**A target held in the hand** (``grasps``): a peg picked up is not bolted to the hand; where the
+fingers hold it is known only roughly. ``grasps[arm]`` is the nominal ``T_hand_target`` and
+``fk`` then returns the hand's pose; the fit adds, per arm, the grasp's free directions
+(``grasp_free``; default ``("tx", "tz", "ry")``: along the peg and the approach, and the pivot
+about the fingers' closing axis ``y`` — a parallel gripper's pads fix the rest). The true target
+is ``fk(arm, q + offset) @ G(params) @ T_hand_target`` with ``G`` those translations (m) and
+rotations (rad) in the hand frame. A fully free grasp (6) would swallow the last joint's offset
+(a constant turn in the hand frame); with the pads' constraints it stays observable.
+
 The camera pose starts from a closed-form rigid alignment (Kabsch) of the observed target
 positions to the nominal-kinematics ones, the offsets from zero; no prior knowledge is needed.
 
@@ -88,6 +97,8 @@ class ExtrinsicsFit:
     names: list[str] = field(default_factory=list)
     residual_rms_px: float | None = None  # tag corners, when the observations carry them
     residual: str = "pose"
+    grasps: dict[str, np.ndarray] = field(default_factory=dict)   # fitted T_hand_target per arm
+    grasp_params: dict[str, dict[str, float]] = field(default_factory=dict)  # G's values (m, rad)
 
     def summary(self, joint_names: Mapping[str, Sequence[str]] | None = None) -> dict:
         def jn(arm, i):
@@ -106,6 +117,7 @@ class ExtrinsicsFit:
             "unobservable": [jn(a, i) for a, i in self.unobservable],
             "warnings": self.warnings, "success": self.success, "nfev": self.nfev,
             "observations": self.observations,
+            "grasp_corrections": self.grasp_params,
             "per_observation": [
                 {"name": n, "position_residual_m": float(np.linalg.norm(r[:3])),
                  "rotation_residual_deg": float(np.degrees(np.linalg.norm(r[3:])))}
@@ -152,10 +164,26 @@ def _inv(T):
     return out
 
 
+GRASP_DIRECTIONS = ("tx", "ty", "tz", "rx", "ry", "rz")
+
+
+def grasp_transform(free: Sequence[str], params: np.ndarray) -> np.ndarray:
+    """``G``: the grasp's free translations (m) and rotations (rad), in the hand frame."""
+    T = np.eye(4)
+    w = np.zeros(3)
+    for name, v in zip(free, params, strict=True):
+        if name[0] == "t":
+            T["xyz".index(name[1]), 3] = v
+        else:
+            w["xyz".index(name[1])] = v
+    T[:3, :3] = rotvec_to_matrix(w)
+    return T
+
+
 # ---------------------------------------------------------------------- the fit
 class _Problem:
     def __init__(self, observations, fk, dofs, T0, rotation_weight_m, free_mask, depth_weight=1.0,
-                 residual="pose", camera_matrix=None, distortion=None):
+                 residual="pose", camera_matrix=None, distortion=None, grasps=None, grasp_free=()):
         self.obs = observations
         self.fk = fk
         self.arms = list(dofs)
@@ -163,7 +191,9 @@ class _Problem:
         self.T0 = T0
         self.rw = rotation_weight_m
         self.dw = depth_weight
-        self.n_all = 6 + sum(self.dofs.values())
+        self.grasps = dict(grasps or {})
+        self.grasp_free = tuple(grasp_free) if self.grasps else ()
+        self.n_all = 6 + sum(self.dofs.values()) + len(self.grasp_free) * len(self.grasps)
         self.free = np.asarray(free_mask, bool)
         self.sqrt_w = np.sqrt([o.weight for o in observations])
         self.residual = residual
@@ -181,17 +211,35 @@ class _Problem:
             k += self.dofs[arm]
         return T_world_cam, offsets
 
+    def grasp_params(self, x_all) -> dict[str, np.ndarray]:
+        k, n, out = 6 + sum(self.dofs.values()), len(self.grasp_free), {}
+        for arm in self.grasps:
+            out[arm] = x_all[k:k + n]
+            k += n
+        return out
+
+    def targets(self, x_all) -> list[np.ndarray]:
+        """Every observation's predicted world pose of the target."""
+        _, offsets = self.unpack(x_all)
+        params = self.grasp_params(x_all)
+        out = []
+        for o in self.obs:
+            T = self.fk(o.arm, np.asarray(o.q_believed, float) + offsets[o.arm])
+            if o.arm in self.grasps:
+                T = T @ grasp_transform(self.grasp_free, params[o.arm]) @ self.grasps[o.arm]
+            out.append(T)
+        return out
+
     def full(self, x_free):
         x = np.zeros(self.n_all)
         x[self.free] = x_free
         return x
 
     def raw_residuals(self, x_all) -> np.ndarray:
-        T_world_cam, offsets = self.unpack(x_all)
-        T_cam_world = _inv(T_world_cam)
+        T_cam_world = _inv(self.unpack(x_all)[0])
         out = np.empty((len(self.obs), 6))
-        for i, o in enumerate(self.obs):
-            pred = T_cam_world @ self.fk(o.arm, np.asarray(o.q_believed, float) + offsets[o.arm])
+        for i, (o, T) in enumerate(zip(self.obs, self.targets(x_all), strict=True)):
+            pred = T_cam_world @ T
             out[i, :3] = pred[:3, 3] - o.T_cam_target[:3, 3]
             out[i, 3:] = matrix_to_rotvec(o.T_cam_target[:3, :3].T @ pred[:3, :3])
         return out
@@ -199,11 +247,10 @@ class _Problem:
     def corner_residuals(self, x_all) -> np.ndarray:
         import cv2
 
-        T_world_cam, offsets = self.unpack(x_all)
-        T_cam_world = _inv(T_world_cam)
+        T_cam_world = _inv(self.unpack(x_all)[0])
         out = []
-        for i, o in enumerate(self.obs):
-            pred = T_cam_world @ self.fk(o.arm, np.asarray(o.q_believed, float) + offsets[o.arm])
+        for i, (o, T) in enumerate(zip(self.obs, self.targets(x_all), strict=True)):
+            pred = T_cam_world @ T
             rvec = cv2.Rodrigues(pred[:3, :3])[0]
             uv, _ = cv2.projectPoints(np.asarray(o.object_points, float), rvec, pred[:3, 3],
                                       self.K, self.dist)
@@ -261,7 +308,9 @@ def fit_extrinsics(observations: Sequence[Observation], fk: ForwardKinematics,
                    fixed_joints: Mapping[str, Sequence[int]] | None = None,
                    joint_names: Mapping[str, Sequence[str]] | None = None,
                    residual: str = "corners", camera_matrix: np.ndarray | None = None,  # noqa: N803
-                   distortion: np.ndarray | None = None) -> ExtrinsicsFit:
+                   distortion: np.ndarray | None = None,
+                   grasps: Mapping[str, np.ndarray] | None = None,
+                   grasp_free: Sequence[str] = ("tx", "tz", "ry")) -> ExtrinsicsFit:
     """Fit the camera pose and joint offsets (see the module docstring).
 
     ``f_scale``: the robust loss's inlier scale, in the residual's units (default 2 mm for
@@ -288,7 +337,15 @@ def fit_extrinsics(observations: Sequence[Observation], fk: ForwardKinematics,
     if unknown_arms:
         raise PerceptionError(f"extrinsics: observations of arm(s) {unknown_arms} not in the fit "
                               f"(arms: {sorted(dofs)})")
-    n_params = 6 + sum(dofs.values())
+    grasps = {str(a): np.asarray(T, float) for a, T in (grasps or {}).items()}
+    grasp_free = tuple(grasp_free) if grasps else ()
+    bad = sorted(set(grasp_free) - set(GRASP_DIRECTIONS))
+    if bad or len(set(grasp_free)) != len(grasp_free):
+        raise ConfigError(f"extrinsics grasp_free={list(grasp_free)}: each once, "
+                          f"from {list(GRASP_DIRECTIONS)}")
+    if sorted(set(grasps) - set(dofs)):
+        raise ConfigError(f"extrinsics grasps for arm(s) {sorted(set(grasps) - set(dofs))} not in the fit")
+    n_params = 6 + sum(dofs.values()) + len(grasp_free) * len(grasps)
     if 6 * len(obs) < n_params + 6:
         raise PerceptionError(f"extrinsics: {len(obs)} spots give {6 * len(obs)} equations for "
                               f"{n_params} unknowns; need at least {(n_params + 6 + 5) // 6} spots")
@@ -298,7 +355,8 @@ def fit_extrinsics(observations: Sequence[Observation], fk: ForwardKinematics,
 
     # start: rigid alignment of observed positions to nominal-kinematics positions
     if T_world_cam_guess is None:
-        world = np.array([fk(o.arm, np.asarray(o.q_believed, float))[:3, 3] for o in obs])
+        world = np.array([(fk(o.arm, np.asarray(o.q_believed, float)) @ grasps.get(o.arm, np.eye(4)))[:3, 3]
+                          for o in obs])
         cam = np.array([o.T_cam_target[:3, 3] for o in obs])
         T0 = rigid_align(cam, world)
     else:
@@ -317,7 +375,7 @@ def fit_extrinsics(observations: Sequence[Observation], fk: ForwardKinematics,
         for i in idx:
             free[index[(arm, int(i))]] = False
     problem = _Problem(obs, fk, dofs, T0, rotation_weight_m, free, depth_weight, residual,
-                       camera_matrix, distortion)
+                       camera_matrix, distortion, grasps, grasp_free)
     warnings: list[str] = []
     x0 = np.zeros(n_params)
     J0 = problem.jacobian(x0)
@@ -347,6 +405,8 @@ def fit_extrinsics(observations: Sequence[Observation], fk: ForwardKinematics,
                         x_scale="jac", xtol=1e-12, ftol=1e-12, gtol=1e-12, max_nfev=200)
     x = problem.full(sol.x)
     T_world_cam, offsets = problem.unpack(x)
+    grasp_fit = {a: grasp_transform(grasp_free, v) @ grasps[a]
+                 for a, v in problem.grasp_params(x).items()}
     res = problem.raw_residuals(x)
     rms_px = None
     if problem.K is not None and all(o.object_points is not None and o.image_points is not None
@@ -385,4 +445,6 @@ def fit_extrinsics(observations: Sequence[Observation], fk: ForwardKinematics,
                     "rotation_deg": float(np.degrees(np.linalg.norm(std[:3])))},
         unobservable=unobservable, warnings=warnings, success=bool(sol.success),
         nfev=int(sol.nfev), observations=len(obs), names=[o.name for o in obs],
-        residual_rms_px=rms_px, residual=residual)
+        residual_rms_px=rms_px, residual=residual, grasps=grasp_fit,
+        grasp_params={a: dict(zip(grasp_free, map(float, v), strict=True))
+                      for a, v in problem.grasp_params(x).items()})

@@ -157,3 +157,52 @@ def test_mujoco_model_matches_the_published_kinematics():
             T = flange_pose(q, BASES[arm])
             assert np.allclose(d.site_xpos[sid], T[:3, 3], atol=1e-5)
             assert np.allclose(d.site_xmat[sid].reshape(3, 3), T[:3, :3], atol=1e-5)
+
+
+def held_peg(arms, n, rng, offsets, true_grasp, px_noise=0.1):
+    """Spots with a target held in the hand at ``true_grasp`` (T_hand_target), seen by the camera."""
+    import cv2
+
+    fk_hand = make_fk(np.eye(4))
+    T_cw = invert(camera_pose())
+    obj = PLATE.corners().reshape(-1, 3)
+    out = []
+    for arm in arms:
+        for k in range(n):
+            q = HOME + rng.uniform(-0.6, 0.6, 7)
+            T = T_cw @ fk_hand(arm, q + offsets[arm]) @ true_grasp
+            uv = cv2.projectPoints(obj, cv2.Rodrigues(T[:3, :3])[0], T[:3, 3], K, np.zeros(5))[0]
+            uv = uv.reshape(-1, 2) + rng.normal(0, px_noise, (len(obj), 2))
+            out.append(Observation(arm, q, T, 1.0, f"{arm}{k}", obj, uv))
+    return out, fk_hand
+
+
+def test_held_peg_grasp_unknowns_fitted_with_the_offsets(offsets):
+    from stages.perception.extrinsics import grasp_transform
+
+    rng = np.random.default_rng(3)
+    nominal = T_FLANGE_PLATE
+    true = grasp_transform(("tx", "tz", "ry"), [0.004, -0.003, np.radians(2.0)]) @ nominal
+    obs, fk_hand = held_peg(["left", "right"], 16, rng, offsets, true)
+    fit = fit_extrinsics(obs, fk_hand, {"left": 7, "right": 7}, camera_matrix=K,
+                         grasps={"left": nominal, "right": nominal})
+    err = max(np.degrees(np.abs(fit.joint_offsets_rad[a] - offsets[a])).max() for a in offsets)
+    assert err < 0.05, f"worst joint {err:.3f} deg"
+    assert fit.unobservable == []
+    for a in ("left", "right"):
+        assert fit.grasp_params[a]["tx"] == pytest.approx(0.004, abs=5e-4)
+        assert fit.grasp_params[a]["ry"] == pytest.approx(np.radians(2.0), abs=np.radians(0.1))
+        assert np.abs(fit.grasps[a] - true).max() < 1e-3
+    # ignoring the grasp error (a rigid, known target) the same data fits far worse
+    rigid = fit_extrinsics(obs, make_fk(nominal), {"left": 7, "right": 7}, camera_matrix=K)
+    assert rigid.residual_rms_px > 5 * fit.residual_rms_px
+
+
+def test_fully_free_grasp_hides_the_last_joint(offsets):
+    rng = np.random.default_rng(4)
+    obs, fk_hand = held_peg(["left", "right"], 12, rng, offsets, T_FLANGE_PLATE)
+    fit = fit_extrinsics(obs, fk_hand, {"left": 7, "right": 7}, camera_matrix=K,
+                         grasps={"left": T_FLANGE_PLATE, "right": T_FLANGE_PLATE},
+                         grasp_free=("tx", "ty", "tz", "rx", "ry", "rz"))
+    assert ("left", 6) in fit.unobservable and ("right", 6) in fit.unobservable
+    assert any("unobservable" in w for w in fit.warnings)
