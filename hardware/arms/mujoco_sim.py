@@ -235,7 +235,7 @@ class PhysicsSim:
                 self.step()
                 ahead = (self.data.time - sim0) / self.speed - (time.perf_counter() - wall0)
                 if ahead > 0:
-                    time.sleep(min(ahead, dt))
+                    time.sleep(min(ahead, dt / self.speed))   # below real time a step waits longer
         except BaseException as exc:  # noqa: BLE001 - surfaced to the drivers
             self.error = exc
             with self.lock:
