@@ -45,6 +45,7 @@ class ResetPlan:
     segments: list[Segment]
     T_grip_peg: np.ndarray
     candidates: dict = field(default_factory=dict)
+    held: HeldObject | None = None     # the peg in the hand, as planned (None for a push)
 
     @property
     def duration_s(self) -> float:
@@ -132,13 +133,17 @@ class ResetPlanner:
 
     # ------------------------------------------------------------------ the plan
     def plan(self, qpos: np.ndarray, T_world_peg: np.ndarray, half_extents, task, surface_z: float,
-             rng: np.random.Generator) -> ResetPlan:
+             rng: np.random.Generator, arms: tuple[str, ...] | None = None,
+             grasp_positions: tuple[float, ...] | None = None) -> ResetPlan:
+        """The whole pick and place; ``arms`` limits which arms may take the peg (default: any),
+        ``grasp_positions`` where along the peg (fractions of its half-length; default: top_grasps')."""
         rest = resting_pose(T_world_peg[:3, :3], max_tilt_deg=90.0)   # leaning pegs get aligned grasps
         T_target = task.placed_pose(T_world_peg, half_extents, surface_z)
         group = self.group(qpos)
         start = qpos[group.checker.qpos_adr]
         max_width = 2 * max((a.gripper.open for a in self.world.robot.arms if a.gripper), default=0.04)
-        candidates = top_grasps(T_world_peg, half_extents, rest, max_width * 0.9)
+        candidates = top_grasps(T_world_peg, half_extents, rest, max_width * 0.9,
+                                **({"positions": tuple(grasp_positions)} if grasp_positions else {}))
         if not candidates:
             raise PlanningError("unreachable", f"the peg lies on {rest.face_down}: no face narrow enough "
                                 "for a top grasp")
@@ -157,17 +162,19 @@ class ResetPlanner:
         for c in report.ranked:
             per_arm_rank[c.arm] = per_arm_rank.get(c.arm, -1) + 1
             order.append((per_arm_rank[c.arm] // 2, c.travel_rad, len(order), c))
-        tries = [c for *_, c in sorted(order, key=lambda t: t[:3])]
+        tries = [c for *_, c in sorted(order, key=lambda t: t[:3])
+                 if arms is None or c.arm in arms]
         for choice in tries[: self.settings.max_grasps]:
             try:
-                segments, T_grip_peg = self._plan_with(choice, qpos, T_world_peg, T_target, rng)
+                segments, T_grip_peg, held = self._plan_with(choice, qpos, T_world_peg, T_target, rng)
             except PlanningError as exc:
                 errors.append(f"{choice.arm}/{choice.candidate.name}: {exc}")
                 record["tried"].append({"arm": choice.arm, "candidate": choice.candidate.name,
                                         "failed": str(exc)})
                 continue
             record["tried"].append({"arm": choice.arm, "candidate": choice.candidate.name, "failed": None})
-            return ResetPlan(choice.arm, choice.candidate.name, choice.travel_rad, segments, T_grip_peg, record)
+            return ResetPlan(choice.arm, choice.candidate.name, choice.travel_rad, segments, T_grip_peg, record,
+                             held)
         if errors:
             why = "; ".join(errors)
         else:
@@ -322,4 +329,4 @@ class ResetPlanner:
         q = add("retreat", leaving, lambda: leaving.plan_cartesian({arm: pose7(back)}, q, rng))
         home = self.group(placed)
         add("home", home, lambda: home.plan_to_joints({arm: start[home.arm_slice(arm)]}, q, rng))
-        return segs, T_grip_peg
+        return segs, T_grip_peg, held

@@ -87,13 +87,17 @@ class ResetRig:
     # ------------------------------------------------------------------ sensing
     def perceive(self, rng: np.random.Generator):
         """The peg's pose from one rendered image (PerceptionError when it is not seen)."""
+        image = self.render(rng)
+        return self.estimator.estimate(image), image
+
+    def render(self, rng: np.random.Generator) -> np.ndarray:
+        """The scene camera's image of the simulation now."""
         import mujoco
 
         _, qpos = self.sim.snapshot()
         self._render_data.qpos[:] = qpos
         mujoco.mj_forward(self.model, self._render_data)
-        image = self.camera.render(self._render_data, rng)
-        return self.estimator.estimate(image), image
+        return self.camera.render(self._render_data, rng)
 
     # ------------------------------------------------------------------ acting
     def wait_sim(self, seconds: float) -> None:

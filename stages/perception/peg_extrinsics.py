@@ -1,0 +1,344 @@
+"""Camera pose and joint zeros from the tagged peg, carried by each arm over the board.
+
+The procedure a real cell runs, on the reset's code path (``stages.reset``: the ResetRig's
+physics drivers, grippers and camera; the ResetPlanner's pick, planned whole and verified):
+each arm in turn finds the peg with the camera, picks it up (finger friction only), and holds
+it just above the board at a grid of spots — turned about the vertical and tilted a little, so
+every joint moves between spots — then sets it down for the next arm. At every spot the
+arm's belief (its driver's joint readings, nominal zeros) is paired with the peg's pose and
+tag corners as the camera sees them. The simulated driver carries hidden joint zero offsets
+(``hardware.joint_offsets_deg``; random in ± ``hidden_offsets_max_deg`` when unset): the
+physics runs at commanded + offset, the readings are what the robot believes.
+
+One fit (:func:`stages.perception.extrinsics.fit_extrinsics`) estimates the camera pose, every
+arm's joint offsets and, per arm, where its fingers really hold the peg (along the peg, along the
+approach, the pivot about the closing axis; nominal: the planned grasp). The peg is held the
+same way at all of an arm's spots, so one set of grasp unknowns per arm. Joints the spots do
+not constrain are held at zero and named; the offset error is reported over the fitted joints.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from stages.artifacts import JsonFile, PngFigure, PngImage
+from stages.errors import ConfigError, PerceptionError, PlanningError
+from stages.graph import Stage, StageContext, StageResult
+
+
+def _rot(axis: str, deg: float) -> np.ndarray:
+    from scipy.spatial.transform import Rotation
+
+    return Rotation.from_euler(axis, deg, degrees=True).as_matrix()
+
+
+class PegExtrinsics(Stage):
+    """Spots: per arm a ``grid`` [nx, ny] over ``region.<arm>`` (``center`` [x, y], ``size``
+    [sx, sy], on the board); the peg lying as picked, turned by a random yaw (± ``yaw_deg``),
+    tilted by ± ``tilt_deg`` about x and y, its lowest point ``gaps_m`` (in turn) above
+    ``surface_z``. Spots the planner cannot reach holding the peg are skipped (listed)."""
+
+    outputs = ("calibration",)
+
+    def __init__(self, scene: Mapping[str, Any], planner: Mapping[str, Any] | None = None,
+                 hardware: Mapping[str, Any] | None = None, camera: Mapping[str, Any] | None = None,
+                 reset: Mapping[str, Any] | None = None, arms: Sequence[str] = ("left", "right"),
+                 grid: Sequence[int] = (3, 3), region: Mapping[str, Mapping] | None = None,
+                 gaps_m: Sequence[float] = (0.02, 0.07), yaw_deg: float = 40.0, tilt_deg: float = 15.0,
+                 surface_z: float = 0.753, hidden_offsets_max_deg: float = 1.0, settle_s: float = 0.5,
+                 fit: Mapping[str, Any] | None = None, min_confidence: float = 0.2, min_tags: int = 1,
+                 grasp_positions: Sequence[float] = (0.0,), save_spots: int = 4):
+        from stages.execution.stage import hardware_settings
+        from stages.planning.stage import planner_settings
+        from stages.reset.stage import reset_settings
+
+        self.scene = dict(scene)
+        self.planner = planner_settings(planner)
+        self.hw = hardware_settings(hardware)
+        self.camera = dict(camera or {})
+        self.settings = reset_settings(reset)
+        self.arms = [str(a) for a in arms]
+        if not self.arms:
+            raise ConfigError("extrinsics.arms must name at least one arm")
+        gx, gy = (int(v) for v in grid)
+        if gx < 1 or gy < 1 or gx * gy < 3:
+            raise ConfigError(f"extrinsics.grid must be [nx, ny] with at least 3 spots, got {list(grid)}")
+        self.grid = (gx, gy)
+        region = dict(region or {})
+        missing = [a for a in self.arms if a not in region]
+        if missing:
+            raise ConfigError(f"extrinsics.region has no entry for arm(s) {missing}")
+        self.region = {a: (np.asarray(region[a]["center"], float), np.asarray(region[a]["size"], float))
+                       for a in self.arms}
+        self.gaps = [float(g) for g in gaps_m]
+        self.yaw, self.tilt = float(yaw_deg), float(tilt_deg)
+        self.surface_z, self.hidden_max = float(surface_z), float(hidden_offsets_max_deg)
+        self.settle_s = float(settle_s)
+        self.fit_kw = dict(fit or {})
+        allowed = {"rotation_weight_m", "depth_weight", "loss", "f_scale", "residual",
+                   "observability_threshold", "grasp_free"}
+        unknown = sorted(set(self.fit_kw) - allowed)
+        if unknown:
+            raise ConfigError(f"extrinsics.fit: unknown key(s) {unknown}; allowed: {sorted(allowed)}")
+        self.min_confidence, self.min_tags = float(min_confidence), int(min_tags)
+        self.save_spots = int(save_spots)
+        self.grasp_positions = tuple(float(v) for v in grasp_positions)
+
+    # ------------------------------------------------------------------ pieces
+    def _hidden(self, robot, rng) -> dict[str, list[float]]:
+        given = self.hw.get("joint_offsets_deg")
+        if given:
+            return {a.name: list(map(float, given.get(a.name, [0.0] * a.dof))) for a in robot.arms}
+        return {a.name: rng.uniform(-self.hidden_max, self.hidden_max, a.dof).tolist() for a in robot.arms}
+
+    def _spot_poses(self, arm: str, R_flat: np.ndarray, half: np.ndarray,
+                    rng) -> list[tuple[str, np.ndarray]]:
+        center, size = self.region[arm]
+        gx, gy = self.grid
+        xs = center[0] + (np.linspace(-0.5, 0.5, gx) if gx > 1 else np.zeros(1)) * size[0]
+        ys = center[1] + (np.linspace(-0.5, 0.5, gy) if gy > 1 else np.zeros(1)) * size[1]
+        out, k = [], 0
+        for i, x in enumerate(xs):
+            for y in (ys if i % 2 == 0 else ys[::-1]):   # snake order: neighbours are close
+                R = (_rot("z", rng.uniform(-self.yaw, self.yaw))
+                     @ _rot("x", rng.uniform(-self.tilt, self.tilt))
+                     @ _rot("y", rng.uniform(-self.tilt, self.tilt)) @ R_flat)
+                T = np.eye(4)
+                T[:3, :3] = R
+                gap = self.gaps[k % len(self.gaps)]
+                T[:3, 3] = [x, y, self.surface_z + float(np.abs(R[2, :]) @ half) + gap]
+                out.append((f"{arm}{k:02d}", T))
+                k += 1
+        return out
+
+    def _free_end_toward(self, R_flat, T_grip_peg, long_axis: int, cam_pos) -> np.ndarray:
+        """``R_flat`` turned about the vertical so the peg's free end (away from the fingers) points
+        at the camera: its end face and the free half of its other faces stay in view."""
+        grip_in_peg = np.linalg.inv(T_grip_peg)[:3, 3]
+        free_end = -(np.sign(grip_in_peg[long_axis]) or -1.0) * R_flat[:, long_axis]   # centred: +axis
+        center, _ = self.region[next(iter(self.region))]
+        to_cam = np.asarray(cam_pos[:2], float) - center
+        turn = np.arctan2(to_cam[1], to_cam[0]) - np.arctan2(free_end[1], free_end[0])
+        return _rot("z", float(np.degrees(turn))) @ R_flat
+
+    # ------------------------------------------------------------------ running
+    def run(self, ctx: StageContext, world, intrinsics=None) -> StageResult:
+        from stages.perception.camera import rotation_angle_deg
+        from stages.perception.extrinsics import fit_extrinsics
+        from stages.perception.peg_pose import PoseEstimator
+        from stages.perception.sim import MujocoTargetFK
+        from stages.reset.plan import ResetPlanner
+        from stages.reset.stage import build_rig
+
+        t_start = time.perf_counter()
+        rng, robot = ctx.rng, world.robot
+        for a in self.arms:
+            robot.arm(a)   # ConfigError listing the arms when unknown
+        hidden_deg = self._hidden(robot, rng)
+        rig, half = build_rig(world, self.scene, {**self.hw, "joint_offsets_deg": hidden_deg}, self.camera,
+                              None, ctx.seed)
+        true_cam = rig.estimator.camera
+        est_cam = true_cam
+        if intrinsics is not None:
+            cal_in = getattr(intrinsics, "calibration", intrinsics)
+            est_cam = true_cam.with_intrinsics(cal_in.camera_matrix, cal_in.distortion)
+        rig.estimator = PoseEstimator(rig.layout, est_cam)
+        planner = ResetPlanner(world, self.planner, self.settings)
+        fk = MujocoTargetFK(world.model, robot, {a: planner.hand_body[a] for a in self.arms},
+                            world.home_qpos())
+        log = _SpotLog()
+        grasps = {}
+        try:
+            with rig.sim:
+                for a in self.arms:
+                    grasps[a] = self._arm_spots(ctx, rig, planner, a, half, fk, log, rng)
+        finally:
+            rig.close()
+        ctx.metrics.update({"spots": len(log.observations), "spots_rejected": len(log.rejected),
+                            "spots_skipped": len(log.skipped)})
+        ctx.save("spots.json", JsonFile({"spots": log.entries, "rejected": log.rejected,
+                                         "skipped": log.skipped}))   # kept if the fit fails
+        for a in self.arms:
+            if not any(o.arm == a for o in log.observations):
+                raise PerceptionError(f"extrinsics: no spot of arm {a!r} was seen "
+                                      f"({len(log.rejected)} rejected, {len(log.skipped)} skipped)")
+        joint_names = {a: list(robot.arm(a).joints) for a in self.arms}
+        fit = fit_extrinsics(log.observations, fk, {a: robot.arm(a).dof for a in self.arms},
+                             joint_names=joint_names, camera_matrix=est_cam.K, distortion=est_cam.dist,
+                             grasps=grasps, **self.fit_kw)
+        for w in fit.warnings:
+            ctx.log.warning("extrinsics: %s", w)
+        return self._result(ctx, fit, log, hidden_deg, true_cam, est_cam, joint_names, t_start,
+                            rotation_angle_deg)
+
+    def _arm_spots(self, ctx, rig, planner, arm, half, fk, log, rng) -> np.ndarray:
+        """Pick the peg with ``arm``, visit its spots, set the peg down; returns the planned grasp."""
+        from stages.perception.camera import invert, rotation_angle_deg
+        from stages.perception.extrinsics import Observation
+        from stages.perception.peg_pose import draw_overlay, estimate_pose
+        from stages.reset.task import TaskSpec
+
+        est, _ = rig.perceive(rng)
+        qpos = rig.believed_qpos(est.T_world_obj)
+        center, _ = self.region[arm]
+        task = TaskSpec(start_xy=(float(center[0]), float(center[1])), start_yaw_rad=0.0)
+        plan = planner.plan(qpos, est.T_world_obj, half, task, self.surface_z, rng, arms=(arm,),
+                            grasp_positions=self.grasp_positions)
+        names = [s.name for s in plan.segments]
+        lift = names.index("lift")
+        ctx.log.info("arm %s picks the peg (%s grasp, %d segments planned)", arm, plan.grasp_name, len(names))
+        rig.execute(dataclasses.replace(plan, segments=plan.segments[:lift + 1]), rng,
+                    width_m=2 * float(np.sort(half)[0]), log=ctx.log)
+        q_lift = plan.segments[lift].trajectory.positions[-1]
+        carrying = planner.group(qpos, allowed=planner._hand_peg(arm), held=plan.held)
+        T_grip_peg = plan.T_grip_peg
+        R_flat = self._free_end_toward(task.placed_pose(est.T_world_obj, half, self.surface_z)[:3, :3],
+                                       T_grip_peg, task.long_axis, rig.estimator.camera.T_world_cam[:3, 3])
+        q = q_lift
+        driver = rig.drivers[arm]
+        hand = planner.hand_body[arm]
+        T_wc_true = rig.estimator.camera.T_world_cam   # the simulator's camera pose (truth)
+        for name, T_peg in ctx.progress(self._spot_poses(arm, R_flat, half, rng), desc=f"extrinsics {arm}"):
+            from stages.grasping.candidates import pose7
+
+            try:
+                r = carrying.plan_to_poses({arm: pose7(T_peg @ np.linalg.inv(T_grip_peg))}, q, rng)
+                seg = planner._timed(carrying, r.path, name, r.time_s)
+            except PlanningError as e:
+                log.skipped.append({"spot": name, "reason": str(e)[:300]})
+                ctx.log.info("spot %s skipped: %s", name, str(e)[:200])
+                continue
+            rig.move(seg.trajectory, name)
+            q = seg.trajectory.positions[-1]
+            rig.wait_sim(self.settle_s)
+            q_believed = np.asarray(driver.read_state().positions, float)
+            image = rig.render(rng)
+            dets = rig.estimator.detector.detect(image)
+            entry = {"spot": name, "arm": arm, "q_believed": q_believed.tolist(),
+                     "peg_target": T_peg.tolist()}
+            try:
+                seen = estimate_pose(dets, rig.layout, rig.estimator.camera, None)
+                # a single tag's pose may be ambiguous, its corners are not: the corner fit keeps it
+                ambiguous = seen.ambiguous and self.fit_kw.get("residual", "corners") != "corners"
+                if ambiguous or seen.confidence < self.min_confidence or len(seen.tag_ids) < self.min_tags:
+                    raise PerceptionError(f"{len(seen.tag_ids)} tags, confidence {seen.confidence:.2f}, "
+                                          f"ambiguous {seen.ambiguous}")
+            except PerceptionError as e:
+                log.rejected.append({"spot": name, "reason": str(e)})
+                ctx.log.info("spot %s rejected: %s", name, e)
+                log.entries.append({**entry, "rejected": str(e)})
+                continue
+            ids = list(seen.tag_ids)
+            by_id = {int(i): c for i, c in zip(dets.ids, dets.corners, strict=True)}
+            img_pts = np.concatenate([by_id[i] for i in ids])
+            obj = rig.layout.corners(ids).reshape(-1, 3)
+            log.observations.append(Observation(arm, q_believed, seen.T_cam_obj, 1.0, name, obj, img_pts))
+            T_peg_true = rig.true_peg_pose()
+            T_cam_true = invert(T_wc_true) @ T_peg_true
+            T_hand_true = _body_pose(rig, hand)
+            entry.update({"tag_ids": ids, "reprojection_px": seen.reprojection_px,
+                          "confidence": seen.confidence,
+                          "perception_position_error_m": float(np.linalg.norm(seen.T_cam_obj[:3, 3]
+                                                                              - T_cam_true[:3, 3])),
+                          "perception_rotation_error_deg": rotation_angle_deg(seen.T_cam_obj[:3, :3],
+                                                                              T_cam_true[:3, :3]),
+                          "T_hand_peg_true": (invert(T_hand_true) @ T_peg_true).tolist()})
+            log.entries.append(entry)
+            if len(log.images) < self.save_spots:
+                log.images[f"spot_{name}.png"] = PngImage(
+                    draw_overlay(image, rig.layout, rig.estimator.camera, seen, dets))
+        # back to where the peg was lifted, then the planned carry, place, open, retreat, home
+        back = carrying.plan_to_joints({arm: q_lift[carrying.arm_slice(arm)]}, q, rng)
+        rig.move(planner._timed(carrying, back.path, "back", back.time_s).trajectory, "back")
+        for seg in plan.segments[lift + 1:]:
+            if seg.kind == "gripper":
+                rig.gripper(*seg.gripper)
+            else:
+                rig.move(seg.trajectory, seg.name)
+        rig.wait_sim(0.3)
+        return np.asarray(plan.held.T_attach_obj, float)
+
+    def _result(self, ctx, fit, log, hidden_deg, true_cam, est_cam, joint_names, t_start, rotation_angle_deg):
+        from stages.perception.calibration import Calibration, CalibrationFile, now_iso
+        from stages.perception.stage import _residual_plot
+
+        hidden = {a: np.radians(hidden_deg[a]) for a in self.arms}
+        held_zero = set(fit.unobservable)
+        errors = {a: np.degrees(fit.joint_offsets_rad[a] - hidden[a]) for a in self.arms}
+        fitted = [abs(float(errors[a][i])) for a in self.arms for i in range(len(errors[a]))
+                  if (a, i) not in held_zero]
+        T_true = true_cam.T_world_cam
+        cam_pos_err = float(np.linalg.norm(fit.T_world_cam[:3, 3] - T_true[:3, 3]))
+        cam_rot_err = rotation_angle_deg(fit.T_world_cam[:3, :3], T_true[:3, :3])
+        drift = _grasp_drift_m(log.entries)
+        metrics = {"spots": len(log.observations), "spots_rejected": len(log.rejected),
+                   "spots_skipped": len(log.skipped), "residual_rms_m": fit.residual_rms_m,
+                   "residual_rms_deg": fit.residual_rms_deg, "residual_rms_px": fit.residual_rms_px,
+                   "joint_offset_error_deg_max": max(fitted) if fitted else float("nan"),
+                   "joint_offset_error_deg_max_all": float(max(np.abs(e).max() for e in errors.values())),
+                   "camera_position_error_m": cam_pos_err, "camera_rotation_error_deg": cam_rot_err,
+                   "condition_number": fit.condition_number,
+                   "condition_number_fitted": fit.condition_number_fitted,
+                   "unobservable_joints": len(fit.unobservable),
+                   "grasp_slip_m_max": drift, "time_s": time.perf_counter() - t_start}
+        ctx.log.info("extrinsics: %d spots, residual %.2f px; offsets max error %.3f deg (fitted joints); "
+                     "camera %.2f mm, %.3f deg; cond %.0f", metrics["spots"], fit.residual_rms_px or 0.0,
+                     metrics["joint_offset_error_deg_max"], cam_pos_err * 1000, cam_rot_err,
+                     fit.condition_number)
+        report = fit.summary(joint_names)
+        report.update({"hidden_offsets_deg": hidden_deg,
+                       "offset_errors_deg": {a: e.tolist() for a, e in errors.items()},
+                       "true_T_world_cam": T_true.tolist(), "spots": log.entries, "rejected": log.rejected,
+                       "skipped": log.skipped, "grasp_slip_m_max": drift,
+                       "observed_target": "the tagged peg, held by each arm just above the board"})
+        cal = Calibration(est_cam.K, est_cam.dist, (est_cam.width, est_cam.height), fit.T_world_cam,
+                          {a: fit.joint_offsets_rad[a] for a in self.arms}, joint_names, date=now_iso(),
+                          source_run=str(ctx.out_dir.parent),
+                          camera_name=self.camera.get("name", "scene_camera"),
+                          method="joint fit of camera pose, joint zero offsets and grasps (tagged peg)",
+                          metrics={"residual_rms_m": fit.residual_rms_m,
+                                   "condition_number": min(fit.condition_number, 1e300),
+                                   "spots": len(log.observations)})
+        files = {"report.json": JsonFile(report), "residuals.png": PngFigure(_residual_plot(fit)),
+                 **log.images}
+        return StageResult(outputs={"calibration": CalibrationFile(cal)}, metrics=metrics, files=files)
+
+
+@dataclasses.dataclass
+class _SpotLog:
+    observations: list = dataclasses.field(default_factory=list)
+    entries: list = dataclasses.field(default_factory=list)
+    rejected: list = dataclasses.field(default_factory=list)
+    skipped: list = dataclasses.field(default_factory=list)
+    images: dict = dataclasses.field(default_factory=dict)
+
+
+def _body_pose(rig, body: str) -> np.ndarray:
+    """A body's true pose in the simulation now."""
+    import mujoco
+
+    _, qpos = rig.sim.snapshot()
+    d = mujoco.MjData(rig.model)
+    d.qpos[:] = qpos
+    mujoco.mj_kinematics(rig.model, d)
+    b = mujoco.mj_name2id(rig.model, mujoco.mjtObj.mjOBJ_BODY, body)
+    T = np.eye(4)
+    T[:3, :3] = d.xmat[b].reshape(3, 3)
+    T[:3, 3] = d.xpos[b]
+    return T
+
+
+def _grasp_drift_m(entries) -> float:
+    """The largest move of the peg in the hand (truth) between an arm's spots: how well one set of
+    grasp unknowns per arm holds."""
+    out = 0.0
+    for arm in {e["arm"] for e in entries}:
+        Ts = [np.asarray(e["T_hand_peg_true"]) for e in entries if e["arm"] == arm and "T_hand_peg_true" in e]
+        for T in Ts[1:]:
+            out = max(out, float(np.linalg.norm(T[:3, 3] - Ts[0][:3, 3])))
+    return out

@@ -1,0 +1,47 @@
+"""The peg-based extrinsics: each arm picks the tagged peg in physics and holds it over the board."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from stages.__main__ import run_config
+from stages.errors import ConfigError
+
+FAST = ["scene.lights.key.castshadow=false", "hardware.speed=4", "pipeline.params.views=8"]
+
+
+def test_peg_spots_are_carried_seen_and_fitted(compose, tmp_path):
+    run = tmp_path / "peg"
+    offsets = "{left:[0.5,-0.3,0.4,0.2,-0.6,0.4,-0.5],right:[-0.4,0.3,-0.2,0.5,0.3,-0.4,0.6]}"
+    cfg = compose(["pipeline=calibrate_peg", *FAST, "pipeline.params.grid=[3,3]", "seed=1",
+                   f"hardware.joint_offsets_deg={offsets}"], run_dir=run)
+    record = run_config(cfg, run)
+    assert record.ok, record.error
+    m = json.loads((run / "metrics.json").read_text())
+    for key in ("extrinsics.spots", "extrinsics.residual_rms_m", "extrinsics.joint_offset_error_deg_max",
+                "extrinsics.camera_position_error_m", "extrinsics.condition_number",
+                "extrinsics.grasp_slip_m_max"):
+        assert key in m, key
+    assert m["extrinsics.spots"] >= 6
+    report = json.loads((run / "extrinsics" / "report.json").read_text())
+    assert report["hidden_offsets_deg"]["left"][0] == pytest.approx(0.5)
+    seen = [s for s in report["spots"] if "tag_ids" in s]
+    assert {s["arm"] for s in seen} == {"left", "right"}
+    for s in seen:   # really in the hand, above the board: not lying on the table
+        assert np.asarray(s["peg_target"])[2, 3] > 0.77
+        assert s["perception_position_error_m"] < 0.02
+    assert (run / "extrinsics" / "calibration.yaml").exists()
+    assert (run / "extrinsics" / "spots.json").exists()
+
+
+def test_peg_extrinsics_names_a_missing_region():
+    from stages.perception.peg_extrinsics import PegExtrinsics
+
+    with pytest.raises(ConfigError, match="region has no entry"):
+        PegExtrinsics({}, region={"left": {"center": [0.6, 0.0], "size": [0.1, 0.1]}})
+    with pytest.raises(ConfigError, match="at least 3 spots"):
+        PegExtrinsics({}, grid=[1, 2], region={a: {"center": [0.6, 0], "size": [0.1, 0.1]}
+                                              for a in ("left", "right")})
