@@ -426,12 +426,11 @@ def _quat(R: np.ndarray) -> np.ndarray:
 class Extrinsics(Stage):
     """Camera pose and joint zero offsets from spots the arms visit, in physics.
 
-    **What stands in for the peg (for now).** SPEC 3 has the arm set the tagged peg down at a
-    grid of spots on the board, picked and placed through the planner and the physics driver.
-    Until that execution path exists, each arm carries a *tag plate rigidly attached to its
-    hand* (scene object ``targets.<arm>``, kind ``hardware.models.peg:add_tag_plate``) — a
-    calibration target real cells use too — and the observed point is that plate, not a
-    released peg. Everything else is the real procedure: the arm is driven by its position
+    **The target.** Each arm carries a *tag plate rigidly attached to its hand* (scene object
+    ``targets.<arm>``, kind ``hardware.models.peg:add_tag_plate``) — a calibration target real
+    cells use too. The procedure with the tagged peg itself, picked and held over the board, is
+    :class:`stages.perception.peg_extrinsics.PegExtrinsics` (``pipeline=calibrate_peg``; not yet
+    as accurate). Everything else is the real procedure: the arm is driven by its position
     actuators with ``mj_step`` (no pose is set), the simulated robot's joints sit at
     ``commanded + hidden offset`` (the actuator targets are offset: the robot does not know its
     true zeros), the arm's belief is its encoder reading minus the hidden offset, the camera
@@ -766,8 +765,7 @@ class Extrinsics(Stage):
             "true_T_world_cam": T_true.tolist(), "camera_position_error_m": cam_pos_err,
             "camera_rotation_error_deg": cam_rot_err, "spots": spot_log, "rejected": rejected,
             "skipped": skipped_all,
-            "observed_target": "tag plate rigidly on each hand (stands in for the set-down peg "
-                               "until the physics execution driver lands)"})
+            "observed_target": "tag plate rigidly on each hand"})
         cal = Calibration(est_cam.K, est_cam.dist, (est_cam.width, est_cam.height), fit.T_world_cam,
                           {a: fit.joint_offsets_rad[a] for a in self.arms}, joint_names,
                           date=now_iso(), source_run=str(ctx.out_dir.parent), camera_name=self.camera,
