@@ -121,7 +121,7 @@ class PegExtrinsics(Stage):
         at the camera: its end face and the free half of its other faces stay in view."""
         grip_in_peg = np.linalg.inv(T_grip_peg)[:3, 3]
         free_end = -(np.sign(grip_in_peg[long_axis]) or -1.0) * R_flat[:, long_axis]   # centred: +axis
-        center, _ = self.region[next(iter(self.region))]
+        center, _ = self.region[next(iter(self.region))]   # all regions lie on one board: the first's centre
         to_cam = np.asarray(cam_pos[:2], float) - center
         turn = np.arctan2(to_cam[1], to_cam[0]) - np.arctan2(free_end[1], free_end[0])
         return _rot("z", float(np.degrees(turn))) @ R_flat
@@ -178,6 +178,7 @@ class PegExtrinsics(Stage):
 
     def _arm_spots(self, ctx, rig, planner, arm, half, fk, log, rng) -> np.ndarray:
         """Pick the peg with ``arm``, visit its spots, set the peg down; returns the planned grasp."""
+        from stages.grasping.candidates import pose7
         from stages.perception.camera import invert, rotation_angle_deg
         from stages.perception.extrinsics import Observation
         from stages.perception.peg_pose import draw_overlay, estimate_pose
@@ -195,7 +196,7 @@ class PegExtrinsics(Stage):
         rig.execute(dataclasses.replace(plan, segments=plan.segments[:lift + 1]), rng,
                     width_m=2 * float(np.sort(half)[0]), log=ctx.log)
         q_lift = plan.segments[lift].trajectory.positions[-1]
-        carrying = planner.group(qpos, allowed=planner._hand_peg(arm), held=plan.held)
+        carrying = planner.group(qpos, allowed=planner.hand_peg(arm), held=plan.held)
         T_grip_peg = plan.T_grip_peg
         R_flat = self._free_end_toward(task.placed_pose(est.T_world_obj, half, self.surface_z)[:3, :3],
                                        T_grip_peg, task.long_axis, rig.estimator.camera.T_world_cam[:3, 3])
@@ -204,11 +205,9 @@ class PegExtrinsics(Stage):
         hand = planner.hand_body[arm]
         T_wc_true = rig.estimator.camera.T_world_cam   # the simulator's camera pose (truth)
         for name, T_peg in ctx.progress(self._spot_poses(arm, R_flat, half, rng), desc=f"extrinsics {arm}"):
-            from stages.grasping.candidates import pose7
-
             try:
                 r = carrying.plan_to_poses({arm: pose7(T_peg @ np.linalg.inv(T_grip_peg))}, q, rng)
-                seg = planner._timed(carrying, r.path, name, r.time_s)
+                seg = planner.timed(carrying, r.path, name, r.time_s)
             except PlanningError as e:
                 log.skipped.append({"spot": name, "reason": str(e)[:300]})
                 ctx.log.info("spot %s skipped: %s", name, str(e)[:200])
@@ -254,7 +253,7 @@ class PegExtrinsics(Stage):
                     draw_overlay(image, rig.layout, rig.estimator.camera, seen, dets))
         # back to where the peg was lifted, then the planned carry, place, open, retreat, home
         back = carrying.plan_to_joints({arm: q_lift[carrying.arm_slice(arm)]}, q, rng)
-        rig.move(planner._timed(carrying, back.path, "back", back.time_s).trajectory, "back")
+        rig.move(planner.timed(carrying, back.path, "back", back.time_s).trajectory, "back")
         for seg in plan.segments[lift + 1:]:
             if seg.kind == "gripper":
                 rig.gripper(*seg.gripper)

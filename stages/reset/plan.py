@@ -112,13 +112,13 @@ class ResetPlanner:
         return ArmGroup(self.model, specs, self.world.clearance_m, self.planner_settings, base_qpos=qpos,
                         allowed_pairs=allowed, held=held)
 
-    def _hand_peg(self, arm):
+    def hand_peg(self, arm):
         return [(h, p) for h in self.hand_geoms[arm] for p in self.peg_geoms]
 
     def _peg_surface(self):
         return [(p, s) for p in self.peg_geoms for s in self.surface_geoms]
 
-    def _timed(self, group: ArmGroup, path: JointPath, name: str, plan_time: float) -> Segment:
+    def timed(self, group: ArmGroup, path: JointPath, name: str, plan_time: float) -> Segment:
         """Retime at 125 Hz and verify every sample at clearance (repair: tighter blends, then none)."""
         last = None
         for deviation in (0.02, 0.005, 0.0):
@@ -173,8 +173,8 @@ class ResetPlanner:
                                         "failed": str(exc)})
                 continue
             record["tried"].append({"arm": choice.arm, "candidate": choice.candidate.name, "failed": None})
-            return ResetPlan(choice.arm, choice.candidate.name, choice.travel_rad, segments, T_grip_peg, record,
-                             held)
+            return ResetPlan(choice.arm, choice.candidate.name, choice.travel_rad, segments, T_grip_peg,
+                             record, held)
         if errors:
             why = "; ".join(errors)
         else:
@@ -237,23 +237,23 @@ class ResetPlanner:
         above[2, 3] += 0.10
         segs = [Segment("close", "gripper", gripper=(arm, "closed"))]
         r = free.plan_to_poses({arm: pose7(above)}, start, rng)
-        segs.append(self._timed(free, r.path, "push_approach", r.time_s))
-        pushing = self.group(qpos, allowed=self._hand_peg(arm))   # the hand may touch the peg from here on
+        segs.append(self.timed(free, r.path, "push_approach", r.time_s))
+        pushing = self.group(qpos, allowed=self.hand_peg(arm))   # the hand may touch the peg from here on
         r = pushing.plan_cartesian({arm: pose7(start_pose)}, r.path.waypoints[-1], rng)
-        segs.append(self._timed(pushing, r.path, "push_lower", r.time_s))
+        segs.append(self.timed(pushing, r.path, "push_lower", r.time_s))
         r = pushing.plan_cartesian({arm: pose7(end_pose)}, r.path.waypoints[-1], rng)
-        segs.append(self._timed(pushing, r.path, "push", r.time_s))
+        segs.append(self.timed(pushing, r.path, "push", r.time_s))
         up = end_pose.copy()
         up[2, 3] += 0.10
         r = pushing.plan_cartesian({arm: pose7(up)}, r.path.waypoints[-1], rng)
-        segs.append(self._timed(pushing, r.path, "push_retreat", r.time_s))
+        segs.append(self.timed(pushing, r.path, "push_retreat", r.time_s))
         r = pushing.plan_to_joints({arm: start[free.arm_slice(arm)]}, r.path.waypoints[-1], rng)
-        segs.append(self._timed(pushing, r.path, "home", r.time_s))
+        segs.append(self.timed(pushing, r.path, "home", r.time_s))
         segs.append(Segment("open", "gripper", gripper=(arm, "open")))
         return segs, float(np.abs(segs[1].trajectory.positions[-1] - start).sum())
 
     def _hand_peg_all(self):
-        return [p for arm in self.hand_geoms for p in self._hand_peg(arm)]
+        return [p for arm in self.hand_geoms for p in self.hand_peg(arm)]
 
     def _plan_with(self, choice, qpos, T_world_peg, T_target, rng):
         import mujoco
@@ -268,12 +268,12 @@ class ResetPlanner:
                 result = plan_call()
             except PlanningError as exc:
                 raise PlanningError(exc.reason, f"segment {name!r}: {exc}") from exc
-            segs.append(self._timed(group, result.path, name, result.time_s))
+            segs.append(self.timed(group, result.path, name, result.time_s))
             return result.path.waypoints[-1]
 
         q = add("approach", free, lambda: free.plan_to_joints(
             {arm: choice.q_pregrasp[free.arm_slice(arm)]}, start, rng))
-        touching = self.group(qpos, allowed=self._hand_peg(arm))
+        touching = self.group(qpos, allowed=self.hand_peg(arm))
         q = add("descend", touching, lambda: touching.plan_cartesian(
             {arm: pose7(choice.candidate.T_world_grip)}, q, rng))
         segs.append(Segment("close", "gripper", gripper=(arm, "closed")))
@@ -289,10 +289,10 @@ class ResetPlanner:
         T_hand_peg = np.linalg.inv(T_world_hand) @ T_world_peg
         T_grip_peg = np.linalg.inv(choice.candidate.T_world_grip) @ T_world_peg
         held = HeldObject(self.peg_body, self.hand_body[arm], T_hand_peg)
-        lifting = self.group(qpos, allowed=self._hand_peg(arm) + self._peg_surface(), held=held)
+        lifting = self.group(qpos, allowed=self.hand_peg(arm) + self._peg_surface(), held=held)
         up = choice.candidate.offset(s.lift_m)
         q = add("lift", lifting, lambda: lifting.plan_cartesian({arm: pose7(up)}, q, rng))
-        carrying = self.group(qpos, allowed=self._hand_peg(arm), held=held)
+        carrying = self.group(qpos, allowed=self.hand_peg(arm), held=held)
         place_grip, last = None, None
         for flip in (0.0, np.pi):   # the square peg lands the same with either end first
             target = T_target.copy()
@@ -323,7 +323,7 @@ class ResetPlanner:
         mujoco.mju_mat2Quat(quat, Tp[:3, :3].reshape(-1))
         placed[peg_adr:peg_adr + 3] = Tp[:3, 3]
         placed[peg_adr + 3:peg_adr + 7] = quat
-        leaving = self.group(placed, allowed=self._hand_peg(arm))
+        leaving = self.group(placed, allowed=self.hand_peg(arm))
         back = place_grip.copy()
         back[2, 3] += s.retreat_m
         q = add("retreat", leaving, lambda: leaving.plan_cartesian({arm: pose7(back)}, q, rng))

@@ -127,7 +127,7 @@ def _recover(rig, planner, rng, log) -> None:
         if np.abs(start - group.compose(home, start)).max() < 1e-3:
             return
         result = group.plan_to_joints(home, start, rng)
-        seg = planner._timed(group, result.path, "recover", result.time_s)
+        seg = planner.timed(group, result.path, "recover", result.time_s)
         rig.move(seg.trajectory, "recover")
     except ChoreographError as exc:
         if log:
