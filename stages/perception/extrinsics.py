@@ -26,8 +26,12 @@ fingers hold it is known only roughly. ``grasps[arm]`` is the nominal ``T_hand_t
 (``grasp_free``; default ``("tx", "tz", "ry")``: along the peg and the approach, and the pivot
 about the fingers' closing axis ``y`` — a parallel gripper's pads fix the rest). The true target
 is ``fk(arm, q + offset) @ G(params) @ T_hand_target`` with ``G`` those translations (m) and
-rotations (rad) in the hand frame. A fully free grasp (6) would swallow the last joint's offset
-(a constant turn in the hand frame); with the pads' constraints it stays observable.
+rotations (rad) in the hand frame. ``grasp_creep=True`` adds, per arm, a rate for each of them
+(``G(params + (t - t0) rates)``, ``t`` an observation's ``time_s``, ``t0`` the arm's first): a
+friction grasp under a steady load creeps at a near-constant rate (MuJoCo's soft friction: a held
+peg slid ~0.05 mm/s along the approach and pivoted ~0.02 deg/s). A fully free grasp (6) would
+swallow the last joint's offset (a constant turn in the hand frame); with the pads' constraints
+it stays observable.
 
 The camera pose starts from a closed-form rigid alignment (Kabsch) of the observed target
 positions to the nominal-kinematics ones, the offsets from zero; no prior knowledge is needed.
@@ -75,6 +79,7 @@ class Observation:
     name: str = ""
     object_points: np.ndarray | None = None
     image_points: np.ndarray | None = None
+    time_s: float = 0.0   # when it was taken (s; a held target's creep in the hand is a rate)
 
 
 @dataclass(frozen=True)
@@ -183,7 +188,8 @@ def grasp_transform(free: Sequence[str], params: np.ndarray) -> np.ndarray:
 # ---------------------------------------------------------------------- the fit
 class _Problem:
     def __init__(self, observations, fk, dofs, T0, rotation_weight_m, free_mask, depth_weight=1.0,
-                 residual="pose", camera_matrix=None, distortion=None, grasps=None, grasp_free=()):
+                 residual="pose", camera_matrix=None, distortion=None, grasps=None, grasp_free=(),
+                 grasp_creep=False):
         self.obs = observations
         self.fk = fk
         self.arms = list(dofs)
@@ -193,7 +199,12 @@ class _Problem:
         self.dw = depth_weight
         self.grasps = dict(grasps or {})
         self.grasp_free = tuple(grasp_free) if self.grasps else ()
-        self.n_all = 6 + sum(self.dofs.values()) + len(self.grasp_free) * len(self.grasps)
+        self.per_grasp = len(self.grasp_free) * (2 if grasp_creep else 1)
+        self.n_all = 6 + sum(self.dofs.values()) + self.per_grasp * len(self.grasps)
+        t0 = {}
+        for o in observations:
+            t0.setdefault(o.arm, o.time_s)
+        self.dt = [o.time_s - t0[o.arm] for o in observations]   # since the arm's first spot
         self.free = np.asarray(free_mask, bool)
         self.sqrt_w = np.sqrt([o.weight for o in observations])
         self.residual = residual
@@ -212,7 +223,8 @@ class _Problem:
         return T_world_cam, offsets
 
     def grasp_params(self, x_all) -> dict[str, np.ndarray]:
-        k, n, out = 6 + sum(self.dofs.values()), len(self.grasp_free), {}
+        """Per arm: the grasp's free values at the arm's first spot, then (creep) their rates per s."""
+        k, n, out = 6 + sum(self.dofs.values()), self.per_grasp, {}
         for arm in self.grasps:
             out[arm] = x_all[k:k + n]
             k += n
@@ -221,12 +233,14 @@ class _Problem:
     def targets(self, x_all) -> list[np.ndarray]:
         """Every observation's predicted world pose of the target."""
         _, offsets = self.unpack(x_all)
-        params = self.grasp_params(x_all)
+        params, n = self.grasp_params(x_all), len(self.grasp_free)
         out = []
-        for o in self.obs:
+        for o, dt in zip(self.obs, self.dt, strict=True):
             T = self.fk(o.arm, np.asarray(o.q_believed, float) + offsets[o.arm])
             if o.arm in self.grasps:
-                T = T @ grasp_transform(self.grasp_free, params[o.arm]) @ self.grasps[o.arm]
+                p = params[o.arm]
+                g = p[:n] + dt * p[n:] if len(p) > n else p
+                T = T @ grasp_transform(self.grasp_free, g) @ self.grasps[o.arm]
             out.append(T)
         return out
 
@@ -310,7 +324,8 @@ def fit_extrinsics(observations: Sequence[Observation], fk: ForwardKinematics,
                    residual: str = "corners", camera_matrix: np.ndarray | None = None,  # noqa: N803
                    distortion: np.ndarray | None = None,
                    grasps: Mapping[str, np.ndarray] | None = None,
-                   grasp_free: Sequence[str] = ("tx", "tz", "ry")) -> ExtrinsicsFit:
+                   grasp_free: Sequence[str] = ("tx", "tz", "ry"),
+                   grasp_creep: bool = False) -> ExtrinsicsFit:
     """Fit the camera pose and joint offsets (see the module docstring).
 
     ``f_scale``: the robust loss's inlier scale, in the residual's units (default 2 mm for
@@ -345,7 +360,7 @@ def fit_extrinsics(observations: Sequence[Observation], fk: ForwardKinematics,
                           f"from {list(GRASP_DIRECTIONS)}")
     if sorted(set(grasps) - set(dofs)):
         raise ConfigError(f"extrinsics grasps for arm(s) {sorted(set(grasps) - set(dofs))} not in the fit")
-    n_params = 6 + sum(dofs.values()) + len(grasp_free) * len(grasps)
+    n_params = 6 + sum(dofs.values()) + len(grasp_free) * len(grasps) * (2 if grasp_creep else 1)
     if 6 * len(obs) < n_params + 6:
         raise PerceptionError(f"extrinsics: {len(obs)} spots give {6 * len(obs)} equations for "
                               f"{n_params} unknowns; need at least {(n_params + 6 + 5) // 6} spots")
@@ -375,7 +390,7 @@ def fit_extrinsics(observations: Sequence[Observation], fk: ForwardKinematics,
         for i in idx:
             free[index[(arm, int(i))]] = False
     problem = _Problem(obs, fk, dofs, T0, rotation_weight_m, free, depth_weight, residual,
-                       camera_matrix, distortion, grasps, grasp_free)
+                       camera_matrix, distortion, grasps, grasp_free, grasp_creep)
     warnings: list[str] = []
     x0 = np.zeros(n_params)
     J0 = problem.jacobian(x0)
@@ -405,7 +420,8 @@ def fit_extrinsics(observations: Sequence[Observation], fk: ForwardKinematics,
                         x_scale="jac", xtol=1e-12, ftol=1e-12, gtol=1e-12, max_nfev=200)
     x = problem.full(sol.x)
     T_world_cam, offsets = problem.unpack(x)
-    grasp_fit = {a: grasp_transform(grasp_free, v) @ grasps[a]
+    n_free = len(grasp_free)
+    grasp_fit = {a: grasp_transform(grasp_free, v[:n_free]) @ grasps[a]
                  for a, v in problem.grasp_params(x).items()}
     res = problem.raw_residuals(x)
     rms_px = None
@@ -446,5 +462,6 @@ def fit_extrinsics(observations: Sequence[Observation], fk: ForwardKinematics,
         unobservable=unobservable, warnings=warnings, success=bool(sol.success),
         nfev=int(sol.nfev), observations=len(obs), names=[o.name for o in obs],
         residual_rms_px=rms_px, residual=residual, grasps=grasp_fit,
-        grasp_params={a: dict(zip(grasp_free, map(float, v), strict=True))
+        grasp_params={a: {**dict(zip(grasp_free, map(float, v[:n_free]), strict=True)),
+                          **{f"{d}_per_s": float(r) for d, r in zip(grasp_free, v[n_free:], strict=False)}}
                       for a, v in problem.grasp_params(x).items()})

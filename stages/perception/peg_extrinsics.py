@@ -3,8 +3,8 @@
 The procedure a real cell runs, on the reset's code path (``stages.reset``: the ResetRig's
 physics drivers, grippers and camera; the ResetPlanner's pick, planned whole and verified):
 each arm in turn finds the peg with the camera, picks it up (finger friction only), and holds
-it just above the board at a grid of spots — turned about the vertical and tilted a little, so
-every joint moves between spots — then sets it down for the next arm. At every spot the
+it over the board at a grid of spots — turned about the vertical, tilted and raised, so every
+joint moves between spots — then sets it down for the next arm. At every spot the
 arm's belief (its driver's joint readings, nominal zeros) is paired with the peg's pose and
 tag corners as the camera sees them. The simulated driver carries hidden joint zero offsets
 (``hardware.joint_offsets_deg``; random in ± ``hidden_offsets_max_deg`` when unset): the
@@ -12,9 +12,12 @@ physics runs at commanded + offset, the readings are what the robot believes.
 
 One fit (:func:`stages.perception.extrinsics.fit_extrinsics`) estimates the camera pose, every
 arm's joint offsets and, per arm, where its fingers really hold the peg (along the peg, along the
-approach, the pivot about the closing axis; nominal: the planned grasp). The peg is held the
-same way at all of an arm's spots, so one set of grasp unknowns per arm. Joints the spots do
-not constrain are held at zero and named; the offset error is reported over the fitted joints.
+approach, the pivot about the closing axis; nominal: the planned grasp) and, with
+``fit.grasp_creep``, the steady rate at which the peg creeps there (friction under a steady load;
+each spot carries its time). Joints the spots do not constrain are held at zero and named; the
+offset error is reported over the fitted joints. In simulation the same images are fitted once
+more with the peg's true place in the hand at every spot (``known_grasp_*`` metrics): what the
+spots would give if nothing slipped — the split of the error between the grasp and the camera.
 """
 
 from __future__ import annotations
@@ -48,8 +51,8 @@ class PegExtrinsics(Stage):
     def __init__(self, scene: Mapping[str, Any], planner: Mapping[str, Any] | None = None,
                  hardware: Mapping[str, Any] | None = None, camera: Mapping[str, Any] | None = None,
                  reset: Mapping[str, Any] | None = None, arms: Sequence[str] = ("left", "right"),
-                 grid: Sequence[int] = (3, 3), region: Mapping[str, Mapping] | None = None,
-                 gaps_m: Sequence[float] = (0.02, 0.07), yaw_deg: float = 40.0, tilt_deg: float = 15.0,
+                 grid: Sequence[int] = (4, 4), region: Mapping[str, Mapping] | None = None,
+                 gaps_m: Sequence[float] = (0.02, 0.1, 0.18), yaw_deg: float = 80.0, tilt_deg: float = 30.0,
                  surface_z: float = 0.753, hidden_offsets_max_deg: float = 1.0, settle_s: float = 0.5,
                  fit: Mapping[str, Any] | None = None, min_confidence: float = 0.2, min_tags: int = 1,
                  grasp_positions: Sequence[float] = (0.0,), save_spots: int = 4):
@@ -81,7 +84,7 @@ class PegExtrinsics(Stage):
         self.settle_s = float(settle_s)
         self.fit_kw = dict(fit or {})
         allowed = {"rotation_weight_m", "depth_weight", "loss", "f_scale", "residual",
-                   "observability_threshold", "grasp_free"}
+                   "observability_threshold", "grasp_free", "grasp_creep"}
         unknown = sorted(set(self.fit_kw) - allowed)
         if unknown:
             raise ConfigError(f"extrinsics.fit: unknown key(s) {unknown}; allowed: {sorted(allowed)}")
@@ -128,7 +131,6 @@ class PegExtrinsics(Stage):
 
     # ------------------------------------------------------------------ running
     def run(self, ctx: StageContext, world, intrinsics=None) -> StageResult:
-        from stages.perception.camera import rotation_angle_deg
         from stages.perception.extrinsics import fit_extrinsics
         from stages.perception.peg_pose import PoseEstimator
         from stages.perception.sim import MujocoTargetFK
@@ -168,13 +170,18 @@ class PegExtrinsics(Stage):
                 raise PerceptionError(f"extrinsics: no spot of arm {a!r} was seen "
                                       f"({len(log.rejected)} rejected, {len(log.skipped)} skipped)")
         joint_names = {a: list(robot.arm(a).joints) for a in self.arms}
-        fit = fit_extrinsics(log.observations, fk, {a: robot.arm(a).dof for a in self.arms},
-                             joint_names=joint_names, camera_matrix=est_cam.K, distortion=est_cam.dist,
-                             grasps=grasps, **self.fit_kw)
+        dofs = {a: robot.arm(a).dof for a in self.arms}
+        common = dict(joint_names=joint_names, camera_matrix=est_cam.K, distortion=est_cam.dist)
+        fit = fit_extrinsics(log.observations, fk, dofs, grasps=grasps, **common, **self.fit_kw)
         for w in fit.warnings:
             ctx.log.warning("extrinsics: %s", w)
-        return self._result(ctx, fit, log, hidden_deg, true_cam, est_cam, joint_names, t_start,
-                            rotation_angle_deg)
+        # simulation only: the same images with the peg's true place in the hand at every spot —
+        # what the spots give when the grasp is known and nothing slips (the error budget's split)
+        in_hand = [_in_hand(o, log.true_grasps[o.name]) for o in log.observations]
+        fit_kw = {k: v for k, v in self.fit_kw.items() if k not in ("grasp_free", "grasp_creep")}
+        known = fit_extrinsics(in_hand, fk, dofs, grasps={a: np.eye(4) for a in self.arms}, grasp_free=(),
+                               **common, **fit_kw)
+        return self._result(ctx, fit, known, log, hidden_deg, true_cam, est_cam, joint_names, t_start)
 
     def _arm_spots(self, ctx, rig, planner, arm, half, fk, log, rng) -> np.ndarray:
         """Pick the peg with ``arm``, visit its spots, set the peg down; returns the planned grasp."""
@@ -215,7 +222,8 @@ class PegExtrinsics(Stage):
             rig.move(seg.trajectory, name)
             q = seg.trajectory.positions[-1]
             rig.wait_sim(self.settle_s)
-            q_believed = np.asarray(driver.read_state().positions, float)
+            state = driver.read_state()
+            q_believed = np.asarray(state.positions, float)
             image = rig.render(rng)
             dets = rig.estimator.detector.detect(image)
             entry = {"spot": name, "arm": arm, "q_believed": q_believed.tolist(),
@@ -236,17 +244,19 @@ class PegExtrinsics(Stage):
             by_id = {int(i): c for i, c in zip(dets.ids, dets.corners, strict=True)}
             img_pts = np.concatenate([by_id[i] for i in ids])
             obj = rig.layout.corners(ids).reshape(-1, 3)
-            log.observations.append(Observation(arm, q_believed, seen.T_cam_obj, 1.0, name, obj, img_pts))
+            log.observations.append(Observation(arm, q_believed, seen.T_cam_obj, 1.0, name, obj, img_pts,
+                                                time_s=state.stamp))
             T_peg_true = rig.true_peg_pose()
             T_cam_true = invert(T_wc_true) @ T_peg_true
             T_hand_true = _body_pose(rig, hand)
+            log.true_grasps[name] = invert(T_hand_true) @ T_peg_true
             entry.update({"tag_ids": ids, "reprojection_px": seen.reprojection_px,
-                          "confidence": seen.confidence,
+                          "confidence": seen.confidence, "ambiguous": bool(seen.ambiguous),
                           "perception_position_error_m": float(np.linalg.norm(seen.T_cam_obj[:3, 3]
                                                                               - T_cam_true[:3, 3])),
                           "perception_rotation_error_deg": rotation_angle_deg(seen.T_cam_obj[:3, :3],
                                                                               T_cam_true[:3, :3]),
-                          "T_hand_peg_true": (invert(T_hand_true) @ T_peg_true).tolist()})
+                          "T_hand_peg_true": log.true_grasps[name].tolist()})
             log.entries.append(entry)
             if len(log.images) < self.save_spots:
                 log.images[f"spot_{name}.png"] = PngImage(
@@ -262,39 +272,44 @@ class PegExtrinsics(Stage):
         rig.wait_sim(0.3)
         return np.asarray(plan.held.T_attach_obj, float)
 
-    def _result(self, ctx, fit, log, hidden_deg, true_cam, est_cam, joint_names, t_start, rotation_angle_deg):
+    def _result(self, ctx, fit, known, log, hidden_deg, true_cam, est_cam, joint_names, t_start):
         from stages.perception.calibration import Calibration, CalibrationFile, now_iso
         from stages.perception.stage import _residual_plot
 
         hidden = {a: np.radians(hidden_deg[a]) for a in self.arms}
-        held_zero = set(fit.unobservable)
-        errors = {a: np.degrees(fit.joint_offsets_rad[a] - hidden[a]) for a in self.arms}
-        fitted = [abs(float(errors[a][i])) for a in self.arms for i in range(len(errors[a]))
-                  if (a, i) not in held_zero]
         T_true = true_cam.T_world_cam
-        cam_pos_err = float(np.linalg.norm(fit.T_world_cam[:3, 3] - T_true[:3, 3]))
-        cam_rot_err = rotation_angle_deg(fit.T_world_cam[:3, :3], T_true[:3, :3])
+        errors = {a: np.degrees(fit.joint_offsets_rad[a] - hidden[a]) for a in self.arms}
+        offset_err, cam_pos_err, cam_rot_err = _scored(fit, hidden, T_true)
+        known_offset_err, known_pos_err, known_rot_err = _scored(known, hidden, T_true)
         drift = _grasp_drift_m(log.entries)
         metrics = {"spots": len(log.observations), "spots_rejected": len(log.rejected),
                    "spots_skipped": len(log.skipped), "residual_rms_m": fit.residual_rms_m,
                    "residual_rms_deg": fit.residual_rms_deg, "residual_rms_px": fit.residual_rms_px,
-                   "joint_offset_error_deg_max": max(fitted) if fitted else float("nan"),
+                   "joint_offset_error_deg_max": offset_err,
                    "joint_offset_error_deg_max_all": float(max(np.abs(e).max() for e in errors.values())),
                    "camera_position_error_m": cam_pos_err, "camera_rotation_error_deg": cam_rot_err,
                    "condition_number": fit.condition_number,
                    "condition_number_fitted": fit.condition_number_fitted,
                    "unobservable_joints": len(fit.unobservable),
-                   "grasp_slip_m_max": drift, "time_s": time.perf_counter() - t_start}
+                   "grasp_slip_m_max": drift,
+                   "known_grasp_joint_offset_error_deg_max": known_offset_err,
+                   "known_grasp_camera_position_error_m": known_pos_err,
+                   "known_grasp_camera_rotation_error_deg": known_rot_err,
+                   "time_s": time.perf_counter() - t_start}
         ctx.log.info("extrinsics: %d spots, residual %.2f px; offsets max error %.3f deg (fitted joints); "
-                     "camera %.2f mm, %.3f deg; cond %.0f", metrics["spots"], fit.residual_rms_px or 0.0,
-                     metrics["joint_offset_error_deg_max"], cam_pos_err * 1000, cam_rot_err,
-                     fit.condition_number)
+                     "camera %.2f mm, %.3f deg; cond %.0f; with the true grasp at every spot: %.3f deg, "
+                     "%.2f mm, %.3f deg", metrics["spots"], fit.residual_rms_px or 0.0, offset_err,
+                     cam_pos_err * 1000, cam_rot_err, fit.condition_number, known_offset_err,
+                     known_pos_err * 1000, known_rot_err)
         report = fit.summary(joint_names)
         report.update({"hidden_offsets_deg": hidden_deg,
                        "offset_errors_deg": {a: e.tolist() for a, e in errors.items()},
                        "true_T_world_cam": T_true.tolist(), "spots": log.entries, "rejected": log.rejected,
                        "skipped": log.skipped, "grasp_slip_m_max": drift,
-                       "observed_target": "the tagged peg, held by each arm just above the board"})
+                       "known_grasp_fit": {**known.summary(joint_names), "offset_errors_deg": {
+                           a: np.degrees(known.joint_offsets_rad[a] - hidden[a]).tolist()
+                           for a in self.arms}},
+                       "observed_target": "the tagged peg, held by each arm over the board"})
         cal = Calibration(est_cam.K, est_cam.dist, (est_cam.width, est_cam.height), fit.T_world_cam,
                           {a: fit.joint_offsets_rad[a] for a in self.arms}, joint_names, date=now_iso(),
                           source_run=str(ctx.out_dir.parent),
@@ -315,6 +330,28 @@ class _SpotLog:
     rejected: list = dataclasses.field(default_factory=list)
     skipped: list = dataclasses.field(default_factory=list)
     images: dict = dataclasses.field(default_factory=dict)
+    true_grasps: dict = dataclasses.field(default_factory=dict)   # spot -> T_hand_peg (simulation truth)
+
+
+def _in_hand(o, T_hand_peg: np.ndarray):
+    """An observation restated with the hand as its target (the peg's corners in the hand frame)."""
+    R, t = T_hand_peg[:3, :3], T_hand_peg[:3, 3]
+    return dataclasses.replace(o, T_cam_target=o.T_cam_target @ np.linalg.inv(T_hand_peg),
+                               object_points=np.asarray(o.object_points) @ R.T + t)
+
+
+def _scored(fit, hidden_rad: Mapping[str, np.ndarray],
+            T_world_cam_true: np.ndarray) -> tuple[float, float, float]:  # noqa: N803
+    """Against the simulator's truth: the worst offset error over the fitted joints (deg) and the
+    camera's position (m) and rotation (deg) errors."""
+    from stages.perception.camera import rotation_angle_deg
+
+    held = set(fit.unobservable)
+    fitted = [abs(float(np.degrees(fit.joint_offsets_rad[a][i] - hidden_rad[a][i])))
+              for a in fit.joint_offsets_rad for i in range(len(hidden_rad[a])) if (a, i) not in held]
+    return (max(fitted) if fitted else float("nan"),
+            float(np.linalg.norm(fit.T_world_cam[:3, 3] - T_world_cam_true[:3, 3])),
+            rotation_angle_deg(fit.T_world_cam[:3, :3], T_world_cam_true[:3, :3]))
 
 
 def _body_pose(rig, body: str) -> np.ndarray:

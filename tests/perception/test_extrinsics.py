@@ -159,9 +159,12 @@ def test_mujoco_model_matches_the_published_kinematics():
             assert np.allclose(d.site_xmat[sid].reshape(3, 3), T[:3, :3], atol=1e-5)
 
 
-def held_peg(arms, n, rng, offsets, true_grasp, px_noise=0.1):
-    """Spots with a target held in the hand at ``true_grasp`` (T_hand_target), seen by the camera."""
+def held_peg(arms, n, rng, offsets, true_grasp, px_noise=0.1, creep=None, spot_s=4.0):
+    """Spots with a target held in the hand at ``true_grasp`` (T_hand_target), seen by the camera;
+    ``creep``: rates of (tx, tz, ry) per s, the target creeping in the hand from the first spot."""
     import cv2
+
+    from stages.perception.extrinsics import grasp_transform
 
     fk_hand = make_fk(np.eye(4))
     T_cw = invert(camera_pose())
@@ -170,10 +173,12 @@ def held_peg(arms, n, rng, offsets, true_grasp, px_noise=0.1):
     for arm in arms:
         for k in range(n):
             q = HOME + rng.uniform(-0.6, 0.6, 7)
-            T = T_cw @ fk_hand(arm, q + offsets[arm]) @ true_grasp
+            t = k * spot_s
+            G = np.eye(4) if creep is None else grasp_transform(("tx", "tz", "ry"), t * np.asarray(creep))
+            T = T_cw @ fk_hand(arm, q + offsets[arm]) @ G @ true_grasp
             uv = cv2.projectPoints(obj, cv2.Rodrigues(T[:3, :3])[0], T[:3, 3], K, np.zeros(5))[0]
             uv = uv.reshape(-1, 2) + rng.normal(0, px_noise, (len(obj), 2))
-            out.append(Observation(arm, q, T, 1.0, f"{arm}{k}", obj, uv))
+            out.append(Observation(arm, q, T, 1.0, f"{arm}{k}", obj, uv, time_s=1000.0 * arms.index(arm) + t))
     return out, fk_hand
 
 
@@ -196,6 +201,27 @@ def test_held_peg_grasp_unknowns_fitted_with_the_offsets(offsets):
     # ignoring the grasp error (a rigid, known target) the same data fits far worse
     rigid = fit_extrinsics(obs, make_fk(nominal), {"left": 7, "right": 7}, camera_matrix=K)
     assert rigid.residual_rms_px > 5 * fit.residual_rms_px
+
+
+def test_grasp_creep_rates_fitted_with_the_offsets(offsets):
+    """A target creeping in the hand at a steady rate (MuJoCo's soft friction under a steady
+    load): the creep rates are fitted; a constant grasp misreads the creep as offsets."""
+    rng = np.random.default_rng(5)
+    creep = [0.05e-3, 0.08e-3, np.radians(0.03)]   # per s: 0.05 mm, 0.08 mm, 0.03 deg
+    obs, fk_hand = held_peg(["left", "right"], 16, rng, offsets, T_FLANGE_PLATE, creep=creep)
+    grasps = {"left": T_FLANGE_PLATE, "right": T_FLANGE_PLATE}
+
+    def worst(fit):
+        return max(np.degrees(np.abs(fit.joint_offsets_rad[a] - offsets[a])).max() for a in offsets)
+
+    fit = fit_extrinsics(obs, fk_hand, {"left": 7, "right": 7}, camera_matrix=K, grasps=grasps,
+                         grasp_creep=True)
+    assert worst(fit) < 0.05, f"worst joint {worst(fit):.3f} deg"
+    for a in ("left", "right"):
+        assert fit.grasp_params[a]["tz_per_s"] == pytest.approx(creep[1], abs=0.01e-3)
+        assert fit.grasp_params[a]["ry_per_s"] == pytest.approx(creep[2], abs=np.radians(0.005))
+    constant = fit_extrinsics(obs, fk_hand, {"left": 7, "right": 7}, camera_matrix=K, grasps=grasps)
+    assert worst(constant) > 3 * worst(fit)
 
 
 def test_fully_free_grasp_hides_the_last_joint(offsets):

@@ -23,16 +23,18 @@ def test_peg_spots_are_carried_seen_and_fitted(compose, tmp_path):
     m = json.loads((run / "metrics.json").read_text())
     for key in ("extrinsics.spots", "extrinsics.residual_rms_m", "extrinsics.joint_offset_error_deg_max",
                 "extrinsics.camera_position_error_m", "extrinsics.condition_number",
-                "extrinsics.grasp_slip_m_max"):
+                "extrinsics.grasp_slip_m_max", "extrinsics.known_grasp_camera_position_error_m"):
         assert key in m, key
     assert m["extrinsics.spots"] >= 6
+    assert np.isfinite(m["extrinsics.known_grasp_joint_offset_error_deg_max"])   # the error split
     report = json.loads((run / "extrinsics" / "report.json").read_text())
     assert report["hidden_offsets_deg"]["left"][0] == pytest.approx(0.5)
     seen = [s for s in report["spots"] if "tag_ids" in s]
     assert {s["arm"] for s in seen} == {"left", "right"}
     for s in seen:   # really in the hand, above the board: not lying on the table
         assert np.asarray(s["peg_target"])[2, 3] > 0.77
-        assert s["perception_position_error_m"] < 0.02
+        if not s["ambiguous"]:   # an ambiguous single tag's pose may be the flip; its corners count
+            assert s["perception_position_error_m"] < 0.02
     assert (run / "extrinsics" / "calibration.yaml").exists()
     assert (run / "extrinsics" / "spots.json").exists()
 
