@@ -44,7 +44,10 @@ class PegExtrinsics(Stage):
     """Spots: per arm a ``grid`` [nx, ny] over ``region.<arm>`` (``center`` [x, y], ``size``
     [sx, sy], on the board); the peg lying as picked, turned by a random yaw (± ``yaw_deg``),
     tilted by ± ``tilt_deg`` about x and y, its lowest point ``gaps_m`` (in turn) above
-    ``surface_z``. Spots the planner cannot reach holding the peg are skipped (listed)."""
+    ``surface_z``. Spots the planner cannot reach holding the peg are skipped (listed). A peg that
+    falls (the fingers close on nothing at a spot) ends that arm's spots: the hand opens and goes
+    home around it, the next arm finds it where it lies. A fit leaving more than
+    ``max_residual_px`` on the tag corners fails (PerceptionError) rather than save a calibration."""
 
     outputs = ("calibration",)
 
@@ -55,7 +58,8 @@ class PegExtrinsics(Stage):
                  gaps_m: Sequence[float] = (0.02, 0.1, 0.18), yaw_deg: float = 80.0, tilt_deg: float = 30.0,
                  surface_z: float = 0.753, hidden_offsets_max_deg: float = 1.0, settle_s: float = 0.5,
                  fit: Mapping[str, Any] | None = None, min_confidence: float = 0.2, min_tags: int = 1,
-                 grasp_positions: Sequence[float] = (0.0,), save_spots: int = 4):
+                 grasp_positions: Sequence[float] = (0.0,), save_spots: int = 4,
+                 max_residual_px: float = 2.0):
         from stages.execution.stage import hardware_settings
         from stages.planning.stage import planner_settings
         from stages.reset.stage import reset_settings
@@ -90,6 +94,7 @@ class PegExtrinsics(Stage):
             raise ConfigError(f"extrinsics.fit: unknown key(s) {unknown}; allowed: {sorted(allowed)}")
         self.min_confidence, self.min_tags = float(min_confidence), int(min_tags)
         self.save_spots = int(save_spots)
+        self.max_residual_px = float(max_residual_px)
         self.grasp_positions = tuple(float(v) for v in grasp_positions)
 
     # ------------------------------------------------------------------ pieces
@@ -161,10 +166,10 @@ class PegExtrinsics(Stage):
                     grasps[a] = self._arm_spots(ctx, rig, planner, a, half, fk, log, rng)
         finally:
             rig.close()
-        ctx.metrics.update({"spots": len(log.observations), "spots_rejected": len(log.rejected),
-                            "spots_skipped": len(log.skipped)})
-        ctx.save("spots.json", JsonFile({"spots": log.entries, "rejected": log.rejected,
-                                         "skipped": log.skipped}))   # kept if the fit fails
+            ctx.metrics.update({"spots": len(log.observations), "spots_rejected": len(log.rejected),
+                                "spots_skipped": len(log.skipped), "spots_dropped": len(log.dropped)})
+            ctx.save("spots.json", JsonFile({"spots": log.entries, "rejected": log.rejected,   # kept on
+                                             "skipped": log.skipped, "dropped": log.dropped}))   # failure
         for a in self.arms:
             if not any(o.arm == a for o in log.observations):
                 raise PerceptionError(f"extrinsics: no spot of arm {a!r} was seen "
@@ -175,6 +180,11 @@ class PegExtrinsics(Stage):
         fit = fit_extrinsics(log.observations, fk, dofs, grasps=grasps, **common, **self.fit_kw)
         for w in fit.warnings:
             ctx.log.warning("extrinsics: %s", w)
+        if fit.residual_rms_px is not None and fit.residual_rms_px > self.max_residual_px:
+            ctx.save("report.json", JsonFile(fit.summary(joint_names)))
+            raise PerceptionError(f"extrinsics: the fit leaves {fit.residual_rms_px:.1f} px RMS on the tag "
+                                  f"corners (max_residual_px {self.max_residual_px}): the spots disagree "
+                                  "(a peg moving in the hand? see report.json, spots.json)")
         # simulation only: the same images with the peg's true place in the hand at every spot —
         # what the spots give when the grasp is known and nothing slips (the error budget's split)
         in_hand = [_in_hand(o, log.true_grasps[o.name]) for o in log.observations]
@@ -207,7 +217,7 @@ class PegExtrinsics(Stage):
         T_grip_peg = plan.T_grip_peg
         R_flat = self._free_end_toward(task.placed_pose(est.T_world_obj, half, self.surface_z)[:3, :3],
                                        T_grip_peg, task.long_axis, rig.estimator.camera.T_world_cam[:3, 3])
-        q = q_lift
+        q, width = q_lift, 2 * float(np.sort(half)[0])
         driver = rig.drivers[arm]
         hand = planner.hand_body[arm]
         T_wc_true = rig.estimator.camera.T_world_cam   # the simulator's camera pose (truth)
@@ -222,6 +232,13 @@ class PegExtrinsics(Stage):
             rig.move(seg.trajectory, name)
             q = seg.trajectory.positions[-1]
             rig.wait_sim(self.settle_s)
+            opening = rig.finger_opening_m(arm)
+            if opening < 0.5 * width:   # the fingers closed on nothing: the peg fell
+                log.dropped.append({"spot": name, "arm": arm, "finger_opening_mm": opening * 1000})
+                ctx.log.warning("arm %s dropped the peg on the way to spot %s (fingers at %.1f mm); its "
+                                "remaining spots are left out", arm, name, opening * 1000)
+                self._home_after_drop(rig, planner, arm, q, plan.segments[0].trajectory.positions[0], rng)
+                return np.asarray(plan.held.T_attach_obj, float)
             state = driver.read_state()
             q_believed = np.asarray(state.positions, float)
             image = rig.render(rng)
@@ -272,6 +289,15 @@ class PegExtrinsics(Stage):
         rig.wait_sim(0.3)
         return np.asarray(plan.held.T_attach_obj, float)
 
+    @staticmethod
+    def _home_after_drop(rig, planner, arm, q, q_home, rng) -> None:
+        """Open the hand and go home around the peg wherever it fell (the camera finds it)."""
+        rig.gripper(arm, "open")
+        est, _ = rig.perceive(rng)   # PerceptionError when it fell out of view
+        free = planner.group(rig.believed_qpos(est.T_world_obj))
+        r = free.plan_to_joints({arm: q_home[free.arm_slice(arm)]}, q, rng)
+        rig.move(planner.timed(free, r.path, "home", r.time_s).trajectory, "home")
+
     def _result(self, ctx, fit, known, log, hidden_deg, true_cam, est_cam, joint_names, t_start):
         from stages.perception.calibration import Calibration, CalibrationFile, now_iso
         from stages.perception.stage import _residual_plot
@@ -283,7 +309,8 @@ class PegExtrinsics(Stage):
         known_offset_err, known_pos_err, known_rot_err = _scored(known, hidden, T_true)
         drift = _grasp_drift_m(log.entries)
         metrics = {"spots": len(log.observations), "spots_rejected": len(log.rejected),
-                   "spots_skipped": len(log.skipped), "residual_rms_m": fit.residual_rms_m,
+                   "spots_skipped": len(log.skipped), "spots_dropped": len(log.dropped),
+                   "residual_rms_m": fit.residual_rms_m,
                    "residual_rms_deg": fit.residual_rms_deg, "residual_rms_px": fit.residual_rms_px,
                    "joint_offset_error_deg_max": offset_err,
                    "joint_offset_error_deg_max_all": float(max(np.abs(e).max() for e in errors.values())),
@@ -329,6 +356,7 @@ class _SpotLog:
     entries: list = dataclasses.field(default_factory=list)
     rejected: list = dataclasses.field(default_factory=list)
     skipped: list = dataclasses.field(default_factory=list)
+    dropped: list = dataclasses.field(default_factory=list)
     images: dict = dataclasses.field(default_factory=dict)
     true_grasps: dict = dataclasses.field(default_factory=dict)   # spot -> T_hand_peg (simulation truth)
 

@@ -47,3 +47,38 @@ def test_peg_extrinsics_names_a_missing_region():
     with pytest.raises(ConfigError, match="at least 3 spots"):
         PegExtrinsics({}, grid=[1, 2], region={a: {"center": [0.6, 0], "size": [0.1, 0.1]}
                                               for a in ("left", "right")})
+
+
+def test_a_dropped_peg_ends_the_arms_spots_and_nothing_is_lost(compose, tmp_path, monkeypatch, caplog):
+    """The fingers close on nothing at a spot: the arm opens, goes home around the fallen peg, and
+    the run fails typed (too few spots) with the spots so far and the drop in spots.json."""
+    from stages.reset.rig import ResetRig
+
+    real, calls = ResetRig.finger_opening_m, {"n": 0}
+
+    def opening(self, arm):   # calls 1-2: the pick's own checks; then one per spot
+        calls["n"] += 1
+        return 0.0 if calls["n"] == 4 else real(self, arm)
+
+    monkeypatch.setattr(ResetRig, "finger_opening_m", opening)
+    run = tmp_path / "drop"
+    cfg = compose(["pipeline=calibrate_peg", *FAST, "pipeline.params.grid=[3,3]", "seed=1",
+                   "pipeline.stages.extrinsics.arms=[left]"], run_dir=run)
+    record = run_config(cfg, run)
+    assert not record.ok and "spots" in str(record.error), record.error
+    assert "dropped the peg" in caplog.text   # and home went well: the error is the fit's
+    spots = json.loads((run / "extrinsics" / "spots.json").read_text())
+    assert spots["dropped"] and spots["dropped"][0]["arm"] == "left"
+    assert len([s for s in spots["spots"] if s["arm"] == "left"]) <= 2
+    status = json.loads((run / "status.json").read_text())
+    assert status["failed_stage"] == "extrinsics"
+
+
+def test_a_fit_that_does_not_explain_the_spots_fails_typed(compose, tmp_path):
+    run = tmp_path / "strict"
+    cfg = compose(["pipeline=calibrate_peg", *FAST, "pipeline.params.grid=[3,3]", "seed=2",
+                   "pipeline.stages.extrinsics.max_residual_px=0.01"], run_dir=run)
+    record = run_config(cfg, run)
+    assert not record.ok and "max_residual_px" in str(record.error), record.error
+    assert (run / "extrinsics" / "report.json").exists() and (run / "extrinsics" / "spots.json").exists()
+    assert not (run / "extrinsics" / "calibration.yaml").exists()   # no calibration saved from it
