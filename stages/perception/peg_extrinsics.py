@@ -237,7 +237,8 @@ class PegExtrinsics(Stage):
                 log.dropped.append({"spot": name, "arm": arm, "finger_opening_mm": opening * 1000})
                 ctx.log.warning("arm %s dropped the peg on the way to spot %s (fingers at %.1f mm); its "
                                 "remaining spots are left out", arm, name, opening * 1000)
-                self._home_after_drop(rig, planner, arm, q, plan.segments[0].trajectory.positions[0], rng)
+                self._home_after_drop(rig, planner, arm, q, plan.segments[0].trajectory.positions[0],
+                                      est.T_world_obj, rng)
                 return np.asarray(plan.held.T_attach_obj, float)
             state = driver.read_state()
             q_believed = np.asarray(state.positions, float)
@@ -290,17 +291,21 @@ class PegExtrinsics(Stage):
         return np.asarray(plan.held.T_attach_obj, float)
 
     @staticmethod
-    def _home_after_drop(rig, planner, arm, q, q_home, rng) -> None:
-        """Open the hand and go home around the peg wherever it fell (the camera finds it)."""
+    def _home_after_drop(rig, planner, arm, q, q_home, T_world_peg_picked, rng) -> None:
+        """Open the hand and go home around the peg where the camera finds it (out of view or
+        under the hand: planned as if it lay where it was picked; the next arm looks again)."""
         rig.gripper(arm, "open")
-        est, _ = rig.perceive(rng)   # PerceptionError when it fell out of view
-        free = planner.group(rig.believed_qpos(est.T_world_obj))
+        try:
+            T_world_peg = rig.perceive(rng)[0].T_world_obj
+        except PerceptionError:
+            T_world_peg = T_world_peg_picked
+        free = planner.group(rig.believed_qpos(T_world_peg))
         r = free.plan_to_joints({arm: q_home[free.arm_slice(arm)]}, q, rng)
         rig.move(planner.timed(free, r.path, "home", r.time_s).trajectory, "home")
 
     def _result(self, ctx, fit, known, log, hidden_deg, true_cam, est_cam, joint_names, t_start):
         from stages.perception.calibration import Calibration, CalibrationFile, now_iso
-        from stages.perception.stage import _residual_plot
+        from stages.perception.plots import residual_plot
 
         hidden = {a: np.radians(hidden_deg[a]) for a in self.arms}
         T_true = true_cam.T_world_cam
@@ -345,7 +350,7 @@ class PegExtrinsics(Stage):
                           metrics={"residual_rms_m": fit.residual_rms_m,
                                    "condition_number": min(fit.condition_number, 1e300),
                                    "spots": len(log.observations)})
-        files = {"report.json": JsonFile(report), "residuals.png": PngFigure(_residual_plot(fit)),
+        files = {"report.json": JsonFile(report), "residuals.png": PngFigure(residual_plot(fit)),
                  **log.images}
         return StageResult(outputs={"calibration": CalibrationFile(cal)}, metrics=metrics, files=files)
 

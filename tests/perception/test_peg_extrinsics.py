@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -49,7 +50,7 @@ def test_peg_extrinsics_names_a_missing_region():
                                               for a in ("left", "right")})
 
 
-def test_a_dropped_peg_ends_the_arms_spots_and_nothing_is_lost(compose, tmp_path, monkeypatch, caplog):
+def test_a_dropped_peg_ends_the_arms_spots_and_nothing_is_lost(compose, tmp_path, monkeypatch):
     """The fingers close on nothing at a spot: the arm opens, goes home around the fallen peg, and
     the run fails typed (too few spots) with the spots so far and the drop in spots.json."""
     from stages.reset.rig import ResetRig
@@ -65,8 +66,8 @@ def test_a_dropped_peg_ends_the_arms_spots_and_nothing_is_lost(compose, tmp_path
     cfg = compose(["pipeline=calibrate_peg", *FAST, "pipeline.params.grid=[3,3]", "seed=1",
                    "pipeline.stages.extrinsics.arms=[left]"], run_dir=run)
     record = run_config(cfg, run)
-    assert not record.ok and "spots" in str(record.error), record.error
-    assert "dropped the peg" in caplog.text   # and home went well: the error is the fit's
+    # home went well: the failure is the fit's (too few spots, or none seen before the drop)
+    assert not record.ok and re.search("spots give|no spot of arm", str(record.error)), record.error
     spots = json.loads((run / "extrinsics" / "spots.json").read_text())
     assert spots["dropped"] and spots["dropped"][0]["arm"] == "left"
     assert len([s for s in spots["spots"] if s["arm"] == "left"]) <= 2
