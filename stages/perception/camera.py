@@ -88,6 +88,13 @@ def invert(T: np.ndarray) -> np.ndarray:
     return out
 
 
+def axis_rotation(axis: str, deg: float) -> np.ndarray:
+    """The rotation matrix of ``deg`` degrees about ``axis`` ("x", "y" or "z")."""
+    from scipy.spatial.transform import Rotation
+
+    return Rotation.from_euler(axis, deg, degrees=True).as_matrix()
+
+
 def rotation_angle_deg(R1: np.ndarray, R2: np.ndarray) -> float:  # noqa: N803
     """Angle of the rotation taking R1 to R2, degrees."""
     c = (np.trace(np.asarray(R1).T @ np.asarray(R2)) - 1.0) / 2.0

@@ -32,12 +32,7 @@ import numpy as np
 from stages.artifacts import JsonFile, PngFigure, PngImage
 from stages.errors import ConfigError, PerceptionError, PlanningError
 from stages.graph import Stage, StageContext, StageResult
-
-
-def _rot(axis: str, deg: float) -> np.ndarray:
-    from scipy.spatial.transform import Rotation
-
-    return Rotation.from_euler(axis, deg, degrees=True).as_matrix()
+from stages.perception.camera import axis_rotation
 
 
 class PegExtrinsics(Stage):
@@ -113,9 +108,9 @@ class PegExtrinsics(Stage):
         out, k = [], 0
         for i, x in enumerate(xs):
             for y in (ys if i % 2 == 0 else ys[::-1]):   # snake order: neighbours are close
-                R = (_rot("z", rng.uniform(-self.yaw, self.yaw))
-                     @ _rot("x", rng.uniform(-self.tilt, self.tilt))
-                     @ _rot("y", rng.uniform(-self.tilt, self.tilt)) @ R_flat)
+                R = (axis_rotation("z", rng.uniform(-self.yaw, self.yaw))
+                     @ axis_rotation("x", rng.uniform(-self.tilt, self.tilt))
+                     @ axis_rotation("y", rng.uniform(-self.tilt, self.tilt)) @ R_flat)
                 T = np.eye(4)
                 T[:3, :3] = R
                 gap = self.gaps[k % len(self.gaps)]
@@ -132,7 +127,7 @@ class PegExtrinsics(Stage):
         center, _ = self.region[next(iter(self.region))]   # all regions lie on one board: the first's centre
         to_cam = np.asarray(cam_pos[:2], float) - center
         turn = np.arctan2(to_cam[1], to_cam[0]) - np.arctan2(free_end[1], free_end[0])
-        return _rot("z", float(np.degrees(turn))) @ R_flat
+        return axis_rotation("z", float(np.degrees(turn))) @ R_flat
 
     # ------------------------------------------------------------------ running
     def run(self, ctx: StageContext, world, intrinsics=None) -> StageResult:

@@ -17,6 +17,7 @@ import numpy as np
 from stages.artifacts import JsonFile, PngFigure, PngImage
 from stages.errors import ConfigError, PerceptionError
 from stages.graph import Stage, StageContext, StageResult
+from stages.perception.camera import axis_rotation
 from stages.perception.plots import residual_plot
 from stages.perception.stage import scene_object
 
@@ -27,12 +28,6 @@ class Spot:
     name: str
     pose: np.ndarray       # ee-site target [x, y, z, qw, qx, qy, qz] (world)
     q: np.ndarray          # nominal IK solution
-
-
-def _rot(axis: str, deg: float) -> np.ndarray:
-    from scipy.spatial.transform import Rotation
-
-    return Rotation.from_euler(axis, deg, degrees=True).as_matrix()
 
 
 def _quat(R: np.ndarray) -> np.ndarray:
@@ -187,7 +182,7 @@ class PlateExtrinsics(Stage):
                 yaw = rng.uniform(-self.yaw, self.yaw)
                 pitch = rng.uniform(*self.pitch)
                 roll = rng.uniform(-self.roll, self.roll)
-                R = _rot("z", yaw) @ _rot("y", pitch) @ _rot("x", roll) @ Rd
+                R = axis_rotation("z", yaw) @ axis_rotation("y", pitch) @ axis_rotation("x", roll) @ Rd
                 pose = np.concatenate([[x, y, z], _quat(R)])
                 seed = q_prev.copy()
                 seed[2] = np.clip(seed[2] + rng.uniform(-self.elbow, self.elbow), arm.lower[2],
