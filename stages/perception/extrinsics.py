@@ -103,7 +103,7 @@ class ExtrinsicsFit:
     residual_rms_px: float | None = None  # tag corners, when the observations carry them
     residual: str = "pose"
     grasps: dict[str, np.ndarray] = field(default_factory=dict)   # fitted T_hand_target per arm
-    grasp_params: dict[str, dict[str, float]] = field(default_factory=dict)  # G's values (m, rad)
+    grasp_params: dict[str, dict[str, float]] = field(default_factory=dict)  # G (m, rad; creep: per s)
 
     def summary(self, joint_names: Mapping[str, Sequence[str]] | None = None) -> dict:
         def jn(arm, i):
