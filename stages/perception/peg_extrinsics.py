@@ -204,17 +204,18 @@ class PegExtrinsics(Stage):
                             grasp_positions=self.grasp_positions)
         names = [s.name for s in plan.segments]
         lift = names.index("lift")
+        width = 2 * float(np.sort(half)[0])
         ctx.log.info("arm %s picks the peg (%s grasp, %d segments planned)", arm, plan.grasp_name, len(names))
-        rig.execute(dataclasses.replace(plan, segments=plan.segments[:lift + 1]), rng,
-                    width_m=2 * float(np.sort(half)[0]), log=ctx.log)
+        rig.execute(dataclasses.replace(plan, segments=plan.segments[:lift + 1]), rng, width_m=width,
+                    log=ctx.log)
         q_lift = plan.segments[lift].trajectory.positions[-1]
         carrying = planner.group(qpos, allowed=planner.hand_peg(arm), held=plan.held)
         T_grip_peg = plan.T_grip_peg
         R_flat = self._free_end_toward(task.placed_pose(est.T_world_obj, half, self.surface_z)[:3, :3],
                                        T_grip_peg, task.long_axis, rig.estimator.camera.T_world_cam[:3, 3])
-        q, width = q_lift, 2 * float(np.sort(half)[0])
+        q = q_lift
         driver = rig.drivers[arm]
-        hand = planner.hand_body[arm]
+        arm_qpos = list(rig.world.robot.arm(arm).qpos_indices)
         T_wc_true = rig.estimator.camera.T_world_cam   # the simulator's camera pose (truth)
         for name, T_peg in ctx.progress(self._spot_poses(arm, R_flat, half, rng), desc=f"extrinsics {arm}"):
             try:
@@ -261,7 +262,7 @@ class PegExtrinsics(Stage):
                                                 time_s=state.stamp))
             T_peg_true = rig.true_peg_pose()
             T_cam_true = invert(T_wc_true) @ T_peg_true
-            T_hand_true = _body_pose(rig, hand)
+            T_hand_true = fk(arm, rig.sim.snapshot()[1][arm_qpos])   # at the true joint angles
             log.true_grasps[name] = invert(T_hand_true) @ T_peg_true
             entry.update({"tag_ids": ids, "reprojection_px": seen.reprojection_px,
                           "confidence": seen.confidence, "ambiguous": bool(seen.ambiguous),
@@ -307,7 +308,7 @@ class PegExtrinsics(Stage):
         errors = {a: np.degrees(fit.joint_offsets_rad[a] - hidden[a]) for a in self.arms}
         offset_err, cam_pos_err, cam_rot_err = _scored(fit, hidden, T_true)
         known_offset_err, known_pos_err, known_rot_err = _scored(known, hidden, T_true)
-        drift = _grasp_drift_m(log.entries)
+        drift = _grasp_drift_m(log)
         metrics = {"spots": len(log.observations), "spots_rejected": len(log.rejected),
                    "spots_skipped": len(log.skipped), "spots_dropped": len(log.dropped),
                    "residual_rms_m": fit.residual_rms_m,
@@ -382,27 +383,11 @@ def _scored(fit, hidden_rad: Mapping[str, np.ndarray],
             rotation_angle_deg(fit.T_world_cam[:3, :3], T_world_cam_true[:3, :3]))
 
 
-def _body_pose(rig, body: str) -> np.ndarray:
-    """A body's true pose in the simulation now."""
-    import mujoco
-
-    _, qpos = rig.sim.snapshot()
-    d = mujoco.MjData(rig.model)
-    d.qpos[:] = qpos
-    mujoco.mj_kinematics(rig.model, d)
-    b = mujoco.mj_name2id(rig.model, mujoco.mjtObj.mjOBJ_BODY, body)
-    T = np.eye(4)
-    T[:3, :3] = d.xmat[b].reshape(3, 3)
-    T[:3, 3] = d.xpos[b]
-    return T
-
-
-def _grasp_drift_m(entries) -> float:
-    """The largest move of the peg in the hand (truth) between an arm's spots: how well one set of
-    grasp unknowns per arm holds."""
-    out = 0.0
-    for arm in {e["arm"] for e in entries}:
-        Ts = [np.asarray(e["T_hand_peg_true"]) for e in entries if e["arm"] == arm and "T_hand_peg_true" in e]
-        for T in Ts[1:]:
-            out = max(out, float(np.linalg.norm(T[:3, 3] - Ts[0][:3, 3])))
+def _grasp_drift_m(log: _SpotLog) -> float:
+    """The largest move of the peg in the hand (truth) from an arm's first seen spot: how far the
+    grasp strays from one set of unknowns."""
+    first, out = {}, 0.0
+    for o in log.observations:
+        p = log.true_grasps[o.name][:3, 3]
+        out = max(out, float(np.linalg.norm(p - first.setdefault(o.arm, p))))
     return out
