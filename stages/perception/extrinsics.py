@@ -28,8 +28,8 @@ about the fingers' closing axis ``y`` — a parallel gripper's pads fix the rest
 is ``fk(arm, q + offset) @ G(params) @ T_hand_target`` with ``G`` those translations (m) and
 rotations (rad) in the hand frame. ``grasp_creep=True`` adds, per arm, a rate for each of them
 (``G(params + (t - t0) rates)``, ``t`` an observation's ``time_s``, ``t0`` the arm's first): a
-friction grasp under a steady load creeps at a near-constant rate (MuJoCo's soft friction: a held
-peg slid ~0.05 mm/s along the approach and pivoted ~0.02 deg/s). A fully free grasp (6) would
+friction grasp under a steady load creeps at a near-constant rate (MuJoCo's soft friction: the
+calibrate_peg fits find ~0.06 mm/s along the approach and ~0.03 deg/s pivot). A fully free grasp (6) would
 swallow the last joint's offset (a constant turn in the hand frame); with the pads' constraints
 it stays observable.
 
