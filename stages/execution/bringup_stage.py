@@ -26,7 +26,8 @@ import numpy as np
 
 from stages.artifacts import JsonFile, NpzFile, TextFile
 from stages.errors import ExecutionError
-from stages.execution.bringup import ArmLimitsSpec, BringUpProtocol, BringUpSettings, MarkedReal
+from stages.execution.bringup import ArmLimitsSpec, BringUpProtocol, MarkedReal
+from stages.execution.bringup_settings import BringUpSettings
 from stages.execution.stage import hardware_settings, simulated_robot
 from stages.graph import Stage, StageContext, StageResult
 

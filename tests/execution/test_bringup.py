@@ -12,13 +12,8 @@ from hardware.arms.mujoco_sim import PhysicsSim
 from hardware.arms.protocol import JointState
 from stages.__main__ import run_config
 from stages.errors import ConfigError
-from stages.execution.bringup import (
-    STEP_KEYS,
-    ArmLimitsSpec,
-    BringUpProtocol,
-    BringUpSettings,
-    MarkedReal,
-)
+from stages.execution.bringup import ArmLimitsSpec, BringUpProtocol, MarkedReal
+from stages.execution.bringup_settings import STEP_KEYS, BringUpSettings
 from stages.execution.bringup_stage import BringUp
 from stages.scene import build_world
 from tests.conftest import CONF
