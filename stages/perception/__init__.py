@@ -6,6 +6,7 @@ OpenCV and MuJoCo are imported inside the functions that use them.
 
 from stages.perception.calibration import Calibration, CalibrationFile, load_calibration, save_calibration
 from stages.perception.camera import CameraModel, ImageEffects, SceneCamera, invert, rotation_angle_deg
+from stages.perception.detection import TagDetections, TagDetector
 from stages.perception.extrinsics import ExtrinsicsFit, Observation, fit_extrinsics, observability
 from stages.perception.intrinsics import (
     IntrinsicsResult,
@@ -16,8 +17,6 @@ from stages.perception.intrinsics import (
 from stages.perception.peg_pose import (
     PoseEstimate,
     PoseEstimator,
-    TagDetections,
-    TagDetector,
     draw_overlay,
     estimate_pose,
     resting_prior,

@@ -230,8 +230,9 @@ class PlateExtrinsics(Stage):
         from stages.errors import PlanningError
         from stages.perception.calibration import Calibration, CalibrationFile, now_iso
         from stages.perception.camera import SceneCamera, rotation_angle_deg
+        from stages.perception.detection import TagDetector
         from stages.perception.extrinsics import Observation, fit_extrinsics
-        from stages.perception.peg_pose import TagDetector, draw_overlay, estimate_pose
+        from stages.perception.peg_pose import draw_overlay, estimate_pose
         from stages.perception.sim import MujocoTargetFK, arm_body_ids
         from stages.planning.checker import ClearanceChecker
         from stages.planning.group import PlannerSettings

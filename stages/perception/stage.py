@@ -165,7 +165,7 @@ class Perceive(Stage):
                  ambiguity_ratio: float = 2.0, outlier_px: float = 4.0,
                  max_incidence_deg: float = 65.0):
         from stages.perception.camera import ImageEffects
-        from stages.perception.peg_pose import TagDetector
+        from stages.perception.detection import TagDetector
         from stages.perception.tags import layout_from_config
 
         self.layout = layout_from_config(scene_object(scene, peg, "the tagged peg", (":add_tagged_peg",)),

@@ -8,13 +8,8 @@ import pytest
 
 from stages.errors import PerceptionError
 from stages.perception.camera import CameraModel, ImageEffects, SceneCamera, rotation_angle_deg
-from stages.perception.peg_pose import (
-    TagDetections,
-    TagDetector,
-    draw_overlay,
-    estimate_pose,
-    resting_prior,
-)
+from stages.perception.detection import TagDetections, TagDetector
+from stages.perception.peg_pose import draw_overlay, estimate_pose, resting_prior
 from stages.perception.tags import layout_from_config
 from tests.perception.scenes import PEG, TABLE_Z, build, pose, rot, set_free_pose
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from stages.perception.camera import SceneCamera
-from stages.perception.peg_pose import TagDetector
+from stages.perception.detection import TagDetector
 from stages.perception.tags import FACES, face_normal, layout_from_config, peg_layout
 from tests.perception.scenes import PEG, build, pose, rot, set_free_pose
 
