@@ -29,7 +29,11 @@ is ``fk(arm, q + offset) @ G(params) @ T_hand_target`` with ``G`` those translat
 rotations (rad) in the hand frame. ``grasp_creep=True`` adds, per arm, a rate for each of them
 (``G(params + (t - t0) rates)``, ``t`` an observation's ``time_s``, ``t0`` the arm's first): a
 friction grasp under a steady load creeps at a near-constant rate (MuJoCo's soft friction: the
-calibrate_peg fits find ~0.06 mm/s along the approach and ~0.03 deg/s pivot). A fully free grasp (6) would
+calibrate_peg fits find ~0.06 mm/s along the approach and ~0.03 deg/s pivot). ``grasp_knots``
+(per arm, times in s) makes them piecewise linear in time instead, one value per knot, held
+beyond the first and last: the drift is not steady (it slows, and jumps at some moves), and the
+calibrate_peg procedure puts a knot at every revisit of an arm's reference spot, where the joints
+are the same and only the grasp can have changed. A fully free grasp (6) would
 swallow the last joint's offset (a constant turn in the hand frame); with the pads' constraints
 it stays observable.
 
@@ -101,6 +105,7 @@ class ExtrinsicsFit:
     observations: int
     names: list[str] = field(default_factory=list)
     residual_rms_px: float | None = None  # tag corners, when the observations carry them
+    spot_rms_px: list[float] = field(default_factory=list)   # the same, per observation
     residual: str = "pose"
     grasps: dict[str, np.ndarray] = field(default_factory=dict)   # fitted T_hand_target per arm
     grasp_params: dict[str, dict[str, float]] = field(default_factory=dict)  # G (m, rad; creep: per s)
@@ -123,10 +128,12 @@ class ExtrinsicsFit:
             "warnings": self.warnings, "success": self.success, "nfev": self.nfev,
             "observations": self.observations,
             "grasp_corrections": self.grasp_params,
+            "spot_median_px": float(np.median(self.spot_rms_px)) if self.spot_rms_px else None,
             "per_observation": [
                 {"name": n, "position_residual_m": float(np.linalg.norm(r[:3])),
-                 "rotation_residual_deg": float(np.degrees(np.linalg.norm(r[3:])))}
-                for n, r in zip(self.names, self.residuals, strict=False)],
+                 "rotation_residual_deg": float(np.degrees(np.linalg.norm(r[3:]))),
+                 **({"corner_rms_px": self.spot_rms_px[i]} if self.spot_rms_px else {})}
+                for i, (n, r) in enumerate(zip(self.names, self.residuals, strict=False))],
         }
 
 
@@ -185,11 +192,17 @@ def grasp_transform(free: Sequence[str], params: np.ndarray) -> np.ndarray:
     return T
 
 
+def grasp_param_counts(arms, n_free: int, creep: bool,
+                       knots: Mapping[str, Sequence[float]]) -> dict[str, int]:
+    """Unknowns per arm holding a target: its free values (at each knot), or values and rates."""
+    return {a: n_free * (len(knots[a]) if a in knots else 2 if creep else 1) for a in arms}
+
+
 # ---------------------------------------------------------------------- the fit
 class _Problem:
     def __init__(self, observations, fk, dofs, T0, rotation_weight_m, free_mask, depth_weight=1.0,
                  residual="pose", camera_matrix=None, distortion=None, grasps=None, grasp_free=(),
-                 grasp_creep=False):
+                 grasp_creep=False, grasp_knots=None):
         self.obs = observations
         self.fk = fk
         self.arms = list(dofs)
@@ -199,8 +212,9 @@ class _Problem:
         self.dw = depth_weight
         self.grasps = dict(grasps or {})
         self.grasp_free = tuple(grasp_free) if self.grasps else ()
-        self.per_grasp = len(self.grasp_free) * (2 if grasp_creep else 1)
-        self.n_all = 6 + sum(self.dofs.values()) + self.per_grasp * len(self.grasps)
+        self.knots = {a: np.asarray(t, float) for a, t in (grasp_knots or {}).items() if a in self.grasps}
+        self.per_grasp = grasp_param_counts(self.grasps, len(self.grasp_free), grasp_creep, self.knots)
+        self.n_all = 6 + sum(self.dofs.values()) + sum(self.per_grasp.values())
         t0 = {}
         for o in observations:
             t0.setdefault(o.arm, o.time_s)
@@ -223,23 +237,30 @@ class _Problem:
         return T_world_cam, offsets
 
     def grasp_params(self, x_all) -> dict[str, np.ndarray]:
-        """Per arm: the grasp's free values at the arm's first spot, then (creep) their rates per s."""
-        k, n, out = 6 + sum(self.dofs.values()), self.per_grasp, {}
+        """Per arm: the grasp's free values at the arm's first spot, then (creep) their rates per s
+        or (knots) their values at the later knots."""
+        k, out = 6 + sum(self.dofs.values()), {}
         for arm in self.grasps:
-            out[arm] = x_all[k:k + n]
-            k += n
+            out[arm] = x_all[k:k + self.per_grasp[arm]]
+            k += self.per_grasp[arm]
         return out
+
+    def grasp_values(self, arm: str, p: np.ndarray, t_s: float, dt: float) -> np.ndarray:
+        """The grasp's free values at time ``t_s`` (``dt`` after the arm's first spot)."""
+        n = len(self.grasp_free)
+        if arm in self.knots:   # piecewise linear between the knots, held beyond them
+            v = p.reshape(-1, n)
+            return np.array([np.interp(t_s, self.knots[arm], v[:, j]) for j in range(n)])
+        return p[:n] + dt * p[n:] if len(p) > n else p
 
     def targets(self, x_all) -> list[np.ndarray]:
         """Every observation's predicted world pose of the target."""
         _, offsets = self.unpack(x_all)
-        params, n = self.grasp_params(x_all), len(self.grasp_free)
-        out = []
+        params, out = self.grasp_params(x_all), []
         for o, dt in zip(self.obs, self.dt, strict=True):
             T = self.fk(o.arm, np.asarray(o.q_believed, float) + offsets[o.arm])
             if o.arm in self.grasps:
-                p = params[o.arm]
-                g = p[:n] + dt * p[n:] if len(p) > n else p
+                g = self.grasp_values(o.arm, params[o.arm], o.time_s, dt)
                 T = T @ grasp_transform(self.grasp_free, g) @ self.grasps[o.arm]
             out.append(T)
         return out
@@ -325,7 +346,8 @@ def fit_extrinsics(observations: Sequence[Observation], fk: ForwardKinematics,
                    distortion: np.ndarray | None = None,
                    grasps: Mapping[str, np.ndarray] | None = None,
                    grasp_free: Sequence[str] = ("tx", "tz", "ry"),
-                   grasp_creep: bool = False) -> ExtrinsicsFit:
+                   grasp_creep: bool = False,
+                   grasp_knots: Mapping[str, Sequence[float]] | None = None) -> ExtrinsicsFit:
     """Fit the camera pose and joint offsets (see the module docstring).
 
     ``f_scale``: the robust loss's inlier scale, in the residual's units (default 2 mm for
@@ -360,7 +382,16 @@ def fit_extrinsics(observations: Sequence[Observation], fk: ForwardKinematics,
                           f"from {list(GRASP_DIRECTIONS)}")
     if sorted(set(grasps) - set(dofs)):
         raise ConfigError(f"extrinsics grasps for arm(s) {sorted(set(grasps) - set(dofs))} not in the fit")
-    n_params = 6 + sum(dofs.values()) + len(grasp_free) * len(grasps) * (2 if grasp_creep else 1)
+    knots = {str(a): np.asarray(sorted(map(float, t))) for a, t in (grasp_knots or {}).items()}
+    if sorted(set(knots) - set(grasps)):
+        raise ConfigError(f"extrinsics grasp_knots for arm(s) {sorted(set(knots) - set(grasps))} that hold "
+                          f"no target (grasps: {sorted(grasps)})")
+    if any(len(t) < 1 for t in knots.values()):
+        raise ConfigError("extrinsics grasp_knots: every listed arm needs at least one knot time")
+    if knots and grasp_creep:
+        raise ConfigError("extrinsics: grasp_knots and grasp_creep model the same drift; give one")
+    n_params = 6 + sum(dofs.values()) + sum(grasp_param_counts(grasps, len(grasp_free), grasp_creep,
+                                                               knots).values())
     if 6 * len(obs) < n_params + 6:
         raise PerceptionError(f"extrinsics: {len(obs)} spots give {6 * len(obs)} equations for "
                               f"{n_params} unknowns; need at least {(n_params + 6 + 5) // 6} spots")
@@ -390,7 +421,7 @@ def fit_extrinsics(observations: Sequence[Observation], fk: ForwardKinematics,
         for i in idx:
             free[index[(arm, int(i))]] = False
     problem = _Problem(obs, fk, dofs, T0, rotation_weight_m, free, depth_weight, residual,
-                       camera_matrix, distortion, grasps, grasp_free, grasp_creep)
+                       camera_matrix, distortion, grasps, grasp_free, grasp_creep, knots)
     warnings: list[str] = []
     x0 = np.zeros(n_params)
     J0 = problem.jacobian(x0)
@@ -423,12 +454,23 @@ def fit_extrinsics(observations: Sequence[Observation], fk: ForwardKinematics,
     n_free = len(grasp_free)
     grasp_fit = {a: grasp_transform(grasp_free, v[:n_free]) @ grasps[a]
                  for a, v in problem.grasp_params(x).items()}
+    grasp_params = {}
+    for a, v in problem.grasp_params(x).items():
+        grasp_params[a] = dict(zip(grasp_free, map(float, v[:n_free]), strict=True))
+        if a in knots:
+            grasp_params[a].update({f"{d}_at_knots": v.reshape(-1, n_free)[:, j].tolist()
+                                    for j, d in enumerate(grasp_free)}, knot_times_s=knots[a].tolist())
+        else:
+            grasp_params[a].update({f"{d}_per_s": float(r)
+                                    for d, r in zip(grasp_free, v[n_free:], strict=False)})
     res = problem.raw_residuals(x)
-    rms_px = None
+    rms_px, spot_px = None, []
     if problem.K is not None and all(o.object_points is not None and o.image_points is not None
                                      for o in obs):
-        px = problem.corner_residuals(x).reshape(-1, 2)
-        rms_px = float(np.sqrt(np.mean(np.sum(px ** 2, axis=1))))
+        px2 = np.sum(problem.corner_residuals(x).reshape(-1, 2) ** 2, axis=1)
+        rms_px = float(np.sqrt(np.mean(px2)))
+        ends = np.cumsum([len(o.object_points) for o in obs])[:-1]
+        spot_px = [float(np.sqrt(np.mean(v))) for v in np.split(px2, ends)]
     J = problem.jacobian(x)
     obs_all, cond_all = observability(J)
     _, cond_fit = observability(J[:, free])
@@ -461,7 +503,5 @@ def fit_extrinsics(observations: Sequence[Observation], fk: ForwardKinematics,
                     "rotation_deg": float(np.degrees(np.linalg.norm(std[:3])))},
         unobservable=unobservable, warnings=warnings, success=bool(sol.success),
         nfev=int(sol.nfev), observations=len(obs), names=[o.name for o in obs],
-        residual_rms_px=rms_px, residual=residual, grasps=grasp_fit,
-        grasp_params={a: {**dict(zip(grasp_free, map(float, v[:n_free]), strict=True)),
-                          **{f"{d}_per_s": float(r) for d, r in zip(grasp_free, v[n_free:], strict=False)}}
-                      for a, v in problem.grasp_params(x).items()})
+        residual_rms_px=rms_px, spot_rms_px=spot_px, residual=residual, grasps=grasp_fit,
+        grasp_params=grasp_params)

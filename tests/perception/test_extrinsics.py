@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from stages.errors import PerceptionError
+from stages.errors import ConfigError, PerceptionError
 from stages.perception.camera import invert, rotation_angle_deg
 from stages.perception.extrinsics import Observation, fit_extrinsics, observability, rotvec_to_matrix
 from stages.perception.tags import plate_layout
@@ -232,3 +232,52 @@ def test_fully_free_grasp_hides_the_last_joint(offsets):
                          grasp_free=("tx", "ty", "tz", "rx", "ry", "rz"))
     assert ("left", 6) in fit.unobservable and ("right", 6) in fit.unobservable
     assert any("unobservable" in w for w in fit.warnings)
+
+
+def test_grasp_knots_follow_a_drift_that_is_not_steady(offsets):
+    """The target's place in the hand drifts unevenly (fast, then slower; a step at one move).
+    Revisits of the arm's first spot (same joints: only the grasp can change there) anchor a
+    piecewise-linear grasp with a knot at each; one steady rate misreads the drift as offsets."""
+    import cv2
+
+    from stages.perception.extrinsics import grasp_transform
+
+    def drift(t):   # tx, tz, ry in the hand frame
+        return [0.3e-3 * np.sin(t / 10) + (0.1e-3 if t > 21 else 0.0), 3e-3 * (1 - np.exp(-t / 15)),
+                np.radians(1.0) * (1 - np.exp(-t / 20))]
+
+    rng = np.random.default_rng(7)
+    fk_hand = make_fk(np.eye(4))
+    T_cw = invert(camera_pose())
+    obj = PLATE.corners().reshape(-1, 3)
+    obs, knots = [], {}
+    for arm in ("left", "right"):
+        q_ref = HOME + rng.uniform(-0.6, 0.6, 7)
+        t0 = 1000.0 * len(knots)
+        knots[arm] = []
+        for k in range(10):
+            for name, q, t in ((f"{arm}{k}", HOME + rng.uniform(-0.6, 0.6, 7), 4.0 * k + 2.0),
+                               (f"{arm}ref{k}", q_ref, 4.0 * k)):
+                G = grasp_transform(("tx", "tz", "ry"), drift(t))
+                T = T_cw @ fk_hand(arm, q + offsets[arm]) @ G @ T_FLANGE_PLATE
+                uv = cv2.projectPoints(obj, cv2.Rodrigues(T[:3, :3])[0], T[:3, 3], K, np.zeros(5))[0]
+                uv = uv.reshape(-1, 2) + rng.normal(0, 0.1, (len(obj), 2))
+                obs.append(Observation(arm, q, T, 1.0, name, obj, uv, time_s=t0 + t))
+            knots[arm].append(t0 + 4.0 * k)
+        knots[arm].append(t0 + 4.0 * 9 + 2.0)
+    obs.sort(key=lambda o: o.time_s)
+    grasps = {"left": T_FLANGE_PLATE, "right": T_FLANGE_PLATE}
+
+    def worst(fit):
+        return max(np.degrees(np.abs(fit.joint_offsets_rad[a] - offsets[a])).max() for a in offsets)
+
+    fit = fit_extrinsics(obs, fk_hand, {"left": 7, "right": 7}, camera_matrix=K, grasps=grasps,
+                         grasp_knots=knots)
+    steady = fit_extrinsics(obs, fk_hand, {"left": 7, "right": 7}, camera_matrix=K, grasps=grasps,
+                            grasp_creep=True)
+    assert worst(fit) < 0.08, f"worst joint {worst(fit):.3f} deg"   # 0.048 (one steady rate: 0.27)
+    assert worst(steady) > 3 * worst(fit), (worst(steady), worst(fit))
+    assert len(fit.grasp_params["left"]["tz_at_knots"]) == 11
+    with pytest.raises(ConfigError, match="grasp_knots"):
+        fit_extrinsics(obs, fk_hand, {"left": 7, "right": 7}, camera_matrix=K,
+                       grasps={"left": T_FLANGE_PLATE}, grasp_knots=knots)

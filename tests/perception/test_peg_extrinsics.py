@@ -34,8 +34,16 @@ def test_peg_spots_are_carried_seen_and_fitted(compose, tmp_path):
     assert {s["arm"] for s in seen} == {"left", "right"}
     for s in seen:   # really in the hand, above the board: not lying on the table
         assert np.asarray(s["peg_target"])[2, 3] > 0.77
-        if not s["ambiguous"]:   # an ambiguous single tag's pose may be the flip; its corners count
-            assert s["perception_position_error_m"] < 0.02
+        if len(s["tag_ids"]) > 1:   # a single tag's pose may be the flip; its corners still count
+            assert s["perception_position_error_m"] < 0.02, s
+    # the reference spot revisited: the same joints, so only the peg can have moved there
+    revisits = [s for s in seen if re.search(r"r\d\d$", s["spot"])]
+    assert m["extrinsics.revisits"] >= len(revisits) >= 2
+    for s in revisits:
+        first = next(r for r in seen if r["spot"] == s["spot"][:-3])
+        assert np.allclose(s["q_believed"], first["q_believed"], atol=5e-3)
+        assert s["time_s"] > first["time_s"]
+    assert len(report["grasp_corrections"]["left"]["tz_at_knots"]) >= 2
     assert (run / "extrinsics" / "calibration.yaml").exists()
     assert (run / "extrinsics" / "spots.json").exists()
 
@@ -45,6 +53,11 @@ def test_peg_extrinsics_names_a_missing_region():
 
     with pytest.raises(ConfigError, match="region has no entry"):
         PegExtrinsics({}, region={"left": {"center": [0.6, 0.0], "size": [0.1, 0.1]}})
+    regions = {a: {"center": [0.6, 0], "size": [0.1, 0.1]} for a in ("left", "right")}
+    with pytest.raises(ConfigError, match="needs revisits"):
+        PegExtrinsics({}, region=regions, fit={"grasp_knots": True}, revisit_every=0)
+    with pytest.raises(ConfigError, match="set one"):
+        PegExtrinsics({}, region=regions, fit={"grasp_knots": True, "grasp_creep": True}, revisit_every=1)
     with pytest.raises(ConfigError, match="at least 3 spots"):
         PegExtrinsics({}, grid=[1, 2], region={a: {"center": [0.6, 0], "size": [0.1, 0.1]}
                                               for a in ("left", "right")})
