@@ -110,6 +110,11 @@ class ExtrinsicsFit:
     grasps: dict[str, np.ndarray] = field(default_factory=dict)   # fitted T_hand_target per arm
     grasp_params: dict[str, dict[str, float]] = field(default_factory=dict)  # G (m, rad; creep: per s)
 
+    @property
+    def spot_median_px(self) -> float | None:
+        """The median spot's corner RMS: robust to the few spots a held target slipped at."""
+        return float(np.median(self.spot_rms_px)) if self.spot_rms_px else None
+
     def summary(self, joint_names: Mapping[str, Sequence[str]] | None = None) -> dict:
         def jn(arm, i):
             return joint_names[arm][i] if joint_names and arm in joint_names else f"{arm}[{i}]"
@@ -128,7 +133,7 @@ class ExtrinsicsFit:
             "warnings": self.warnings, "success": self.success, "nfev": self.nfev,
             "observations": self.observations,
             "grasp_corrections": self.grasp_params,
-            "spot_median_px": float(np.median(self.spot_rms_px)) if self.spot_rms_px else None,
+            "spot_median_px": self.spot_median_px,
             "per_observation": [
                 {"name": n, "position_residual_m": float(np.linalg.norm(r[:3])),
                  "rotation_residual_deg": float(np.degrees(np.linalg.norm(r[3:]))),

@@ -176,8 +176,7 @@ class PegExtrinsics(Stage):
                     grasps[a] = self._arm_spots(ctx, rig, planner, a, half, fk, log, rng)
         finally:
             rig.close()
-            ctx.metrics.update({"spots": len(log.observations), "spots_rejected": len(log.rejected),
-                                "spots_skipped": len(log.skipped), "spots_dropped": len(log.dropped)})
+            ctx.metrics.update(log.counts())
             ctx.save("spots.json", JsonFile({"spots": log.entries, "rejected": log.rejected,   # kept on
                                              "skipped": log.skipped, "dropped": log.dropped}))   # failure
         for a in self.arms:
@@ -195,7 +194,7 @@ class PegExtrinsics(Stage):
                              **self.fit_kw)
         for w in fit.warnings:
             ctx.log.warning("extrinsics: %s", w)
-        median_px = float(np.median(fit.spot_rms_px)) if fit.spot_rms_px else 0.0
+        median_px = fit.spot_median_px or 0.0
         if median_px > self.max_residual_px:   # the median spot: a peg that slipped once is an outlier
             ctx.save("report.json", JsonFile(fit.summary(joint_names)))
             raise PerceptionError(f"extrinsics: the fit leaves {median_px:.1f} px on the median spot's tag "
@@ -362,12 +361,9 @@ class PegExtrinsics(Stage):
         offset_err, cam_pos_err, cam_rot_err = _scored(fit, hidden, T_true)
         known_offset_err, known_pos_err, known_rot_err = _scored(known, hidden, T_true)
         drift = _grasp_drift_m(log)
-        metrics = {"spots": len(log.observations), "spots_rejected": len(log.rejected),
-                   "spots_skipped": len(log.skipped), "spots_dropped": len(log.dropped),
-                   "revisits": sum(len(t) - 1 for t in log.reference_times.values()),
-                   "residual_rms_m": fit.residual_rms_m,
+        metrics = {**log.counts(), "residual_rms_m": fit.residual_rms_m,
                    "residual_rms_deg": fit.residual_rms_deg, "residual_rms_px": fit.residual_rms_px,
-                   "residual_spot_median_px": float(np.median(fit.spot_rms_px)),
+                   "residual_spot_median_px": fit.spot_median_px,
                    "joint_offset_error_deg_max": offset_err,
                    "joint_offset_error_deg_max_all": float(max(np.abs(e).max() for e in errors.values())),
                    "camera_position_error_m": cam_pos_err, "camera_rotation_error_deg": cam_rot_err,
@@ -416,6 +412,11 @@ class _SpotLog:
     images: dict = dataclasses.field(default_factory=dict)
     true_grasps: dict = dataclasses.field(default_factory=dict)   # spot -> T_hand_peg (simulation truth)
     reference_times: dict = dataclasses.field(default_factory=dict)   # arm -> times of its reference views
+
+    def counts(self) -> dict[str, int]:
+        return {"spots": len(self.observations), "spots_rejected": len(self.rejected),
+                "spots_skipped": len(self.skipped), "spots_dropped": len(self.dropped),
+                "revisits": sum(len(t) - 1 for t in self.reference_times.values())}
 
 
 def _in_hand(o, T_hand_peg: np.ndarray):
