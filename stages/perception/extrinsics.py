@@ -217,7 +217,7 @@ class _Problem:
         self.dw = depth_weight
         self.grasps = dict(grasps or {})
         self.grasp_free = tuple(grasp_free) if self.grasps else ()
-        self.knots = {a: np.asarray(t, float) for a, t in (grasp_knots or {}).items() if a in self.grasps}
+        self.knots = dict(grasp_knots or {})   # arm -> sorted knot times (checked by fit_extrinsics)
         self.per_grasp = grasp_param_counts(self.grasps, len(self.grasp_free), grasp_creep, self.knots)
         self.n_all = 6 + sum(self.dofs.values()) + sum(self.per_grasp.values())
         t0 = {}
@@ -457,10 +457,9 @@ def fit_extrinsics(observations: Sequence[Observation], fk: ForwardKinematics,
     x = problem.full(sol.x)
     T_world_cam, offsets = problem.unpack(x)
     n_free = len(grasp_free)
-    grasp_fit = {a: grasp_transform(grasp_free, v[:n_free]) @ grasps[a]
-                 for a, v in problem.grasp_params(x).items()}
-    grasp_params = {}
-    for a, v in problem.grasp_params(x).items():
+    grasp_fit, grasp_params = {}, {}
+    for a, v in problem.grasp_params(x).items():   # at the arm's first spot, then rates or knots
+        grasp_fit[a] = grasp_transform(grasp_free, v[:n_free]) @ grasps[a]
         grasp_params[a] = dict(zip(grasp_free, map(float, v[:n_free]), strict=True))
         if a in knots:
             grasp_params[a].update({f"{d}_at_knots": v.reshape(-1, n_free)[:, j].tolist()
