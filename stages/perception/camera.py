@@ -176,8 +176,11 @@ class SceneCamera:
         """The true (simulator) camera model at ``data``'s state."""
         return CameraModel.from_mujoco(self.model, data, self.camera, self.width, self.height)
 
-    def render(self, data, rng: np.random.Generator | None = None, clean: bool = False) -> np.ndarray:
-        """An H x W x 3 RGB image; ``clean`` skips the effects."""
+    def render(self, data, rng: np.random.Generator | None = None, clean: bool = False,
+               frames: int = 1) -> np.ndarray:
+        """An H x W x 3 RGB image; ``clean`` skips the effects. ``frames`` > 1: the mean of a burst
+        of that many frames of the same instant, each with its own noise (a camera averaging a
+        still scene: the pixel noise falls as 1 / sqrt(frames))."""
         eff = ImageEffects() if clean else self.effects
         diffuse = None
         if eff.lighting_scale != 1.0:
@@ -188,7 +191,12 @@ class SceneCamera:
         finally:
             if diffuse is not None:
                 self.model.light_diffuse[:] = diffuse
-        return eff.apply(img, rng)
+        if frames <= 1:
+            return eff.apply(img, rng)
+        total = np.zeros(img.shape, np.float32)
+        for _ in range(int(frames)):
+            total += eff.apply(img, rng)
+        return np.rint(total / frames).astype(np.uint8)
 
     def close(self) -> None:
         self._renderer.close()

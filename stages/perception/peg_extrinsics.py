@@ -5,10 +5,15 @@ physics drivers, grippers and camera; the ResetPlanner's pick, planned whole and
 each arm in turn finds the peg with the camera, picks it up (finger friction only), and holds
 it over the board at a grid of spots — turned about the vertical, tilted and raised, so every
 joint moves between spots — then sets it down for the next arm. After every ``revisit_every``
-seen spots the arm goes back to the joints of its first seen spot (the reference) and looks
-again: the kinematics there are the same, so whatever the camera sees change is the peg moving
-in the fingers. At every spot the arm's belief (its driver's joint readings, nominal zeros) is
-paired with the peg's pose and tag corners as the camera sees them. The simulated driver
+seen spots the arm goes back to the joints of a reference spot and looks again: the kinematics
+there are the same, so whatever the camera sees change is the peg moving in the fingers. The
+reference is chosen first, for how well the camera sees the peg there (``reference_gap_m``,
+``reference_turns_deg``; else the first seen spot). At every spot the arm's belief (its driver's
+joint readings, nominal zeros) is paired with the peg's pose and tag corners as the camera sees
+them, in the mean of a burst of ``frames`` images (the still scene: the pixel noise falls as
+1/sqrt(frames)). In simulation, ``hold_noslip_iterations`` runs MuJoCo's noslip post-solver while
+the peg is held lifted (``ResetRig.set_holding``): soft friction alone lets it creep centimetres
+in the fingers under its own weight over a run, which no real grip does. The simulated driver
 carries hidden joint zero offsets (``hardware.joint_offsets_deg``; random in
 ± ``hidden_offsets_max_deg`` when unset): the physics runs at commanded + offset, the readings
 are what the robot believes.
@@ -19,9 +24,11 @@ approach, the pivot about the closing axis; nominal: the planned grasp) and, wit
 ``fit.grasp_creep``, the steady rate at which the peg creeps there (friction under a steady load;
 each spot carries its time) or, with ``fit.grasp_knots``, a piecewise-linear drift with a knot
 at every reference view. Joints the spots do not constrain are held at zero and named; the
-offset error is reported over the fitted joints. In simulation the same images are fitted once
-more with the peg's true place in the hand at every spot (``known_grasp_*`` metrics): what the
-spots would give if nothing slipped — the split of the error between the grasp and the camera.
+offset error is reported over the fitted joints. In simulation the same images are restated with
+the peg's true place in the hand at every spot (as if it never moved there) and fitted twice more:
+with that place known (``known_grasp_*`` metrics: what the spots and the camera give) and with it
+unknown, fitted as above (``rigid_grasp_*``: what fitting the grasp costs even when nothing slips)
+— the error's split between the camera, the grasp's unknowns and the slip.
 """
 
 from __future__ import annotations
@@ -59,7 +66,9 @@ class PegExtrinsics(Stage):
                  surface_z: float = 0.753, hidden_offsets_max_deg: float = 1.0, settle_s: float = 0.5,
                  fit: Mapping[str, Any] | None = None, min_confidence: float = 0.2, min_tags: int = 1,
                  grasp_positions: Sequence[float] = (0.0,), save_spots: int = 4,
-                 max_residual_px: float = 2.0, revisit_every: int = 0):
+                 max_residual_px: float = 2.0, revisit_every: int = 0, frames: int = 1,
+                 hold_noslip_iterations: int = 0, reference_gap_m: float | None = None,
+                 reference_turns_deg: Sequence[float] = (50.0, -50.0, 35.0, -35.0)):
         from stages.execution.stage import hardware_settings
         from stages.planning.stage import planner_settings
         from stages.reset.stage import reset_settings
@@ -99,6 +108,15 @@ class PegExtrinsics(Stage):
         self.revisit_every = int(revisit_every)
         if self.revisit_every < 0:
             raise ConfigError(f"extrinsics.revisit_every must be >= 0 (0: never), got {revisit_every}")
+        self.hold_noslip_iterations = int(hold_noslip_iterations)
+        if self.hold_noslip_iterations < 0:
+            raise ConfigError(f"extrinsics.hold_noslip_iterations must be >= 0 (0: off), got "
+                              f"{hold_noslip_iterations}")
+        self.frames = int(frames)
+        if self.frames < 1:
+            raise ConfigError(f"extrinsics.frames must be >= 1 (frames averaged per view), got {frames}")
+        self.reference_gap_m = None if reference_gap_m is None else float(reference_gap_m)
+        self.reference_turns = [float(t) for t in reference_turns_deg]
         self.grasp_knots = bool(self.fit_kw.pop("grasp_knots", False))
         if self.grasp_knots and not self.revisit_every:
             raise ConfigError("extrinsics.fit.grasp_knots needs revisits (extrinsics.revisit_every >= 1): "
@@ -158,7 +176,7 @@ class PegExtrinsics(Stage):
             robot.arm(a)   # ConfigError listing the arms when unknown
         hidden_deg = self._hidden(robot, rng)
         rig, half = build_rig(world, self.scene, {**self.hw, "joint_offsets_deg": hidden_deg}, self.camera,
-                              None, ctx.seed)
+                              None, ctx.seed, self.hold_noslip_iterations)
         true_cam = rig.estimator.camera
         est_cam = true_cam
         if intrinsics is not None:
@@ -200,13 +218,19 @@ class PegExtrinsics(Stage):
             raise PerceptionError(f"extrinsics: the fit leaves {median_px:.1f} px on the median spot's tag "
                                   f"corners (max_residual_px {self.max_residual_px}): the spots disagree "
                                   "(a peg moving in the hand? see report.json, spots.json)")
-        # simulation only: the same images with the peg's true place in the hand at every spot —
-        # what the spots give when the grasp is known and nothing slips (the error budget's split)
+        # simulation only, the error budget's split: the same images restated with the peg's true
+        # place in the hand at every spot (as if it never moved there), fitted with the grasp known
+        # (what the spots and the camera give) and with the grasp unknown as above (what fitting the
+        # grasp costs, slip or no slip)
         in_hand = [_in_hand(o, log.true_grasps[o.name]) for o in log.observations]
-        fit_kw = {k: v for k, v in self.fit_kw.items() if k not in ("grasp_free", "grasp_creep")}
-        known = fit_extrinsics(in_hand, fk, dofs, grasps={a: np.eye(4) for a in self.arms}, grasp_free=(),
-                               **common, **fit_kw)
-        return self._result(ctx, fit, known, log, hidden_deg, true_cam, est_cam, joint_names, t_start)
+        at_hand = {a: np.eye(4) for a in self.arms}
+        no_grasp_kw = {k: v for k, v in self.fit_kw.items() if k not in ("grasp_free", "grasp_creep")}
+        diagnostics = {
+            "known_grasp": fit_extrinsics(in_hand, fk, dofs, grasps=at_hand, grasp_free=(), **common,
+                                          **no_grasp_kw),
+            "rigid_grasp": fit_extrinsics(in_hand, fk, dofs, grasps=at_hand, grasp_knots=knots, **common,
+                                          **self.fit_kw)}
+        return self._result(ctx, fit, diagnostics, log, hidden_deg, true_cam, est_cam, joint_names, t_start)
 
     def _arm_spots(self, ctx, rig, planner, arm, half, fk, log, rng) -> np.ndarray:
         """Pick the peg with ``arm``, visit its spots, set the peg down; returns the planned grasp."""
@@ -232,6 +256,13 @@ class PegExtrinsics(Stage):
                                        T_grip_peg, task.long_axis, rig.estimator.camera.T_world_cam[:3, 3])
         q = q_lift
         ref, seen_since = None, 0
+        if self.revisit_every and self.reference_gap_m is not None:
+            ref, q, held = self._reference(ctx, rig, planner, carrying, arm, R_flat, T_grip_peg, half, q, fk,
+                                           log, rng, width)
+            if not held:   # dropped on the way
+                self._home_after_drop(rig, planner, arm, q, plan.segments[0].trajectory.positions[0],
+                                      est.T_world_obj, rng)
+                return np.asarray(plan.held.T_attach_obj, float)
         for name, T_peg in ctx.progress(self._spot_poses(arm, R_flat, half, rng), desc=f"extrinsics {arm}"):
             try:
                 r = carrying.plan_to_poses({arm: pose7(T_peg @ np.linalg.inv(T_grip_peg))}, q, rng)
@@ -266,6 +297,47 @@ class PegExtrinsics(Stage):
         rig.wait_sim(0.3)
         return np.asarray(plan.held.T_attach_obj, float)
 
+    def _reference(self, ctx, rig, planner, carrying, arm, R_flat, T_grip_peg, half, q, fk, log, rng, width):
+        """The spot revisited after every spot, chosen for how well the camera sees the peg there: over
+        the region's centre, ``reference_gap_m`` up, turned about the vertical by each of
+        ``reference_turns_deg`` in turn (0: its free end toward the camera; 90: broadside, where
+        the near finger hides the near face's tags), the first view showing two tags or more
+        (else the one showing most). Every view is also a spot. Returns (joints, pose, name) or
+        None (none seen), the arm's joints, and whether the peg is still held (False: dropped)."""
+        from stages.grasping.candidates import pose7
+
+        center, _ = self.region[arm]
+        best = None   # (tags seen, reference)
+        for turn in self.reference_turns:
+            R = axis_rotation("z", turn) @ R_flat
+            T = np.eye(4)
+            T[:3, :3] = R
+            T[:3, 3] = [*center, self.surface_z + float(np.abs(R[2, :]) @ half) + self.reference_gap_m]
+            name = f"{arm}ref{turn:+.0f}"
+            try:
+                r = carrying.plan_to_poses({arm: pose7(T @ np.linalg.inv(T_grip_peg))}, q, rng)
+                seg = planner.timed(carrying, r.path, name, r.time_s)
+            except PlanningError as e:
+                log.skipped.append({"spot": name, "reason": str(e)[:300]})
+                continue
+            rig.move(seg.trajectory, name)
+            q = seg.trajectory.positions[-1]
+            seen = self._observe(ctx, rig, arm, name, T, fk, log, rng, width)
+            if seen is None:
+                return None, q, False
+            if seen:
+                tags = len(log.entries[-1]["tag_ids"])
+                if best is None or tags > best[0]:
+                    best = (tags, (q, T, name, log.observations[-1].time_s))
+                if tags >= 2:
+                    break
+        if best is None:
+            ctx.log.warning("arm %s: no reference view seen; the first seen spot is revisited instead", arm)
+            return None, q, True
+        q_ref, T_ref, name, time_s = best[1]
+        log.reference_times[arm] = [time_s]
+        return (q_ref, T_ref, name), q, True
+
     def _revisit(self, ctx, rig, planner, carrying, arm, ref, q, fk, log, rng, width):
         """Back to the reference spot's joints and look again: the same kinematics, so what the
         camera sees change there is the peg moving in the fingers. Returns (joints, seen)."""
@@ -299,7 +371,7 @@ class PegExtrinsics(Stage):
             return None
         state = rig.drivers[arm].read_state()
         q_believed = np.asarray(state.positions, float)
-        image = rig.render(rng)
+        image = rig.render(rng, self.frames)
         dets = rig.estimator.detector.detect(image)
         entry = {"spot": name, "arm": arm, "time_s": float(state.stamp), "q_believed": q_believed.tolist(),
                  "peg_target": T_peg.tolist()}
@@ -351,7 +423,7 @@ class PegExtrinsics(Stage):
         r = free.plan_to_joints({arm: q_home[free.arm_slice(arm)]}, q, rng)
         rig.move(planner.timed(free, r.path, "home", r.time_s).trajectory, "home")
 
-    def _result(self, ctx, fit, known, log, hidden_deg, true_cam, est_cam, joint_names, t_start):
+    def _result(self, ctx, fit, diagnostics, log, hidden_deg, true_cam, est_cam, joint_names, t_start):
         from stages.perception.calibration import Calibration, CalibrationFile, now_iso
         from stages.perception.plots import residual_plot
 
@@ -359,7 +431,7 @@ class PegExtrinsics(Stage):
         T_true = true_cam.T_world_cam
         errors = {a: np.degrees(fit.joint_offsets_rad[a] - hidden[a]) for a in self.arms}
         offset_err, cam_pos_err, cam_rot_err = _scored(fit, hidden, T_true)
-        known_offset_err, known_pos_err, known_rot_err = _scored(known, hidden, T_true)
+        scored = {k: _scored(d, hidden, T_true) for k, d in diagnostics.items()}
         drift = _grasp_drift_m(log)
         metrics = {**log.counts(), "residual_rms_m": fit.residual_rms_m,
                    "residual_rms_deg": fit.residual_rms_deg, "residual_rms_px": fit.residual_rms_px,
@@ -370,24 +442,23 @@ class PegExtrinsics(Stage):
                    "condition_number": fit.condition_number,
                    "condition_number_fitted": fit.condition_number_fitted,
                    "unobservable_joints": len(fit.unobservable),
-                   "grasp_slip_m_max": drift,
-                   "known_grasp_joint_offset_error_deg_max": known_offset_err,
-                   "known_grasp_camera_position_error_m": known_pos_err,
-                   "known_grasp_camera_rotation_error_deg": known_rot_err,
-                   "time_s": time.perf_counter() - t_start}
+                   "grasp_slip_m_max": drift, "time_s": time.perf_counter() - t_start}
+        for k, (err, pos, rot) in scored.items():
+            metrics.update({f"{k}_joint_offset_error_deg_max": err, f"{k}_camera_position_error_m": pos,
+                            f"{k}_camera_rotation_error_deg": rot})
         ctx.log.info("extrinsics: %d spots, residual %.2f px; offsets max error %.3f deg (fitted joints); "
-                     "camera %.2f mm, %.3f deg; cond %.0f; with the true grasp at every spot: %.3f deg, "
-                     "%.2f mm, %.3f deg", metrics["spots"], fit.residual_rms_px or 0.0, offset_err,
-                     cam_pos_err * 1000, cam_rot_err, fit.condition_number, known_offset_err,
-                     known_pos_err * 1000, known_rot_err)
+                     "camera %.2f mm, %.3f deg; cond %.0f; the same spots with the peg rigid in the hand: "
+                     "%.3f deg with its place known, %.3f deg fitted", metrics["spots"],
+                     fit.residual_rms_px or 0.0, offset_err, cam_pos_err * 1000, cam_rot_err,
+                     fit.condition_number, scored["known_grasp"][0], scored["rigid_grasp"][0])
         report = fit.summary(joint_names)
         report.update({"hidden_offsets_deg": hidden_deg,
                        "offset_errors_deg": {a: e.tolist() for a, e in errors.items()},
                        "true_T_world_cam": T_true.tolist(), "spots": log.entries, "rejected": log.rejected,
                        "skipped": log.skipped, "grasp_slip_m_max": drift,
-                       "known_grasp_fit": {**known.summary(joint_names), "offset_errors_deg": {
-                           a: np.degrees(known.joint_offsets_rad[a] - hidden[a]).tolist()
-                           for a in self.arms}},
+                       **{f"{k}_fit": {**d.summary(joint_names), "offset_errors_deg": {
+                           a: np.degrees(d.joint_offsets_rad[a] - hidden[a]).tolist() for a in self.arms}}
+                          for k, d in diagnostics.items()},
                        "observed_target": "the tagged peg, held by each arm over the board"})
         cal = Calibration(est_cam.K, est_cam.dist, (est_cam.width, est_cam.height), fit.T_world_cam,
                           {a: fit.joint_offsets_rad[a] for a in self.arms}, joint_names, date=now_iso(),

@@ -16,7 +16,7 @@ from stages.execution.executor import SynchronizedExecutor, split_trajectory
 
 class ResetRig:
     def __init__(self, world, layout, hardware: dict, camera: str = "scene_camera", effects=None,
-                 calibration=None, peg_body: str = "peg", seed: int = 0):
+                 calibration=None, peg_body: str = "peg", seed: int = 0, hold_noslip_iterations: int = 0):
         import mujoco
 
         from hardware.arms.faults import FaultyDriver
@@ -56,6 +56,9 @@ class ResetRig:
                      else self.camera.model_at(self._render_data))
         self.estimator = PoseEstimator(layout, cam_model)
         self.seed = seed
+        self.hold_noslip_iterations = int(hold_noslip_iterations)
+        self._noslip_free = int(world.model.opt.noslip_iterations)
+        self._holding: set[str] = set()
 
     # ------------------------------------------------------------------ state
     def true_peg_pose(self) -> np.ndarray:
@@ -90,14 +93,14 @@ class ResetRig:
         image = self.render(rng)
         return self.estimator.estimate(image), image
 
-    def render(self, rng: np.random.Generator) -> np.ndarray:
-        """The scene camera's image of the simulation now."""
+    def render(self, rng: np.random.Generator, frames: int = 1) -> np.ndarray:
+        """The scene camera's image of the simulation now (``frames``: a burst's mean)."""
         import mujoco
 
         _, qpos = self.sim.snapshot()
         self._render_data.qpos[:] = qpos
         mujoco.mj_forward(self.model, self._render_data)
-        return self.camera.render(self._render_data, rng)
+        return self.camera.render(self._render_data, rng, frames=frames)
 
     # ------------------------------------------------------------------ acting
     def wait_sim(self, seconds: float) -> None:
@@ -107,10 +110,23 @@ class ResetRig:
 
     def gripper(self, arm: str, command: str, settle_s: float = 0.5) -> None:
         g = self.grippers[arm]
-        value = g.open if command == "open" else g.closed
+        if command == "open":
+            self.set_holding(arm, False)
         for act in g.actuator_ids:
-            self.sim.set_ctrl(act, value)
+            self.sim.set_ctrl(act, g.open if command == "open" else g.closed)
         self.wait_sim(settle_s)
+
+    def set_holding(self, arm: str, holding: bool) -> None:
+        """With ``hold_noslip_iterations``, MuJoCo's noslip post-solver runs while a hand holds the
+        peg lifted: the soft friction model lets a held object creep under its weight (a numerical
+        artifact; real pads at a few percent of their friction cone do not), and noslip removes
+        that. It starts only after the lift: on the table, it would keep the pads from squaring
+        the peg up as they close and lift it (tests/perception/test_peg_physics.py)."""
+        (self._holding.add if holding else self._holding.discard)(arm)
+        if self.hold_noslip_iterations:
+            with self.sim.lock:
+                self.model.opt.noslip_iterations = (self.hold_noslip_iterations if self._holding
+                                                    else self._noslip_free)
 
     def move(self, trajectory, name: str) -> None:
         arms = {a.name: a.joints for a in self.world.robot.arms}
@@ -148,6 +164,7 @@ class ResetRig:
                     raise ExecutionError("slipped grasp: after the lift " + (
                         f"the fingers are at {opening * 1000:.1f} mm" if opening < 0.5 * width_m else
                         f"the camera sees the peg only {1000 * (z_after - z_before):.0f} mm higher"))
+                self.set_holding(plan.arm, True)
 
     def true_peg_height_seen(self, rng) -> float | None:
         """The peg's height as the camera sees it (None when not seen: e.g. hidden by the hand)."""
@@ -158,4 +175,5 @@ class ResetRig:
         return float(est.T_world_obj[2, 3])
 
     def close(self) -> None:
+        self.model.opt.noslip_iterations = self._noslip_free
         self.camera.close()

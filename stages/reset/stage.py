@@ -30,7 +30,8 @@ def reset_settings(cfg: Mapping[str, Any] | None) -> ResetSettings:
     return ResetSettings(**cfg)
 
 
-def build_rig(world, scene: Mapping[str, Any], hardware, camera_cfg, calibration, seed):
+def build_rig(world, scene: Mapping[str, Any], hardware, camera_cfg, calibration, seed,
+              hold_noslip_iterations: int = 0):
     from stages.perception.camera import ImageEffects
     from stages.perception.tags import layout_from_config
     from stages.reset.rig import ResetRig
@@ -41,7 +42,7 @@ def build_rig(world, scene: Mapping[str, Any], hardware, camera_cfg, calibration
     layout = layout_from_config(peg_cfg, "peg")
     effects = ImageEffects.from_config((camera_cfg or {}).get("effects"), "camera.effects")
     rig = ResetRig(world, layout, hardware, (camera_cfg or {}).get("name", "scene_camera"), effects,
-                   calibration, seed=seed)
+                   calibration, seed=seed, hold_noslip_iterations=hold_noslip_iterations)
     return rig, np.asarray(peg_cfg.get("size", [0.04, 0.04, 0.14]), float) / 2
 
 

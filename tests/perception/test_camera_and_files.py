@@ -46,6 +46,20 @@ def test_image_effects(tmp_path):
     assert dark.mean() < bright.mean()
 
 
+def test_a_burst_of_frames_averages_the_noise_down(tmp_path):
+    model, data = build(tmp_path, camera_pos=(0.4, 0.0, 0.4), lookat=(0, 0, 0))
+    with SceneCamera(model, "cam", ImageEffects(noise_std=4.0)) as cam:
+        clean = cam.render(data, clean=True).astype(float)
+        one = cam.render(data, np.random.default_rng(0)).astype(float) - clean
+        nine = cam.render(data, np.random.default_rng(0), frames=9).astype(float) - clean
+    mid = (clean > 20) & (clean < 235)       # no clipping at black or white
+    one, nine = one[mid], nine[mid]
+    assert mid.sum() > 1000
+    assert 3.5 < np.std(one) < 4.5
+    assert 1.0 < np.std(nine) < 1.6          # 4 / sqrt(9), with the 8-bit rounding of the mean
+    assert abs(np.mean(nine)) < 0.05         # unbiased
+
+
 def test_calibration_file_round_trip(tmp_path):
     T = np.eye(4)
     T[:3, 3] = [1.3, 0.0, 1.45]

@@ -17,8 +17,10 @@ FAST = ["scene.lights.key.castshadow=false", "hardware.speed=4", "pipeline.param
 def test_peg_spots_are_carried_seen_and_fitted(compose, tmp_path):
     run = tmp_path / "peg"
     offsets = "{left:[0.5,-0.3,0.4,0.2,-0.6,0.4,-0.5],right:[-0.4,0.3,-0.2,0.5,0.3,-0.4,0.6]}"
+    options = [f"pipeline.stages.extrinsics.{k}" for k in (   # a burst per view, noslip, a chosen reference
+        "frames=4", "hold_noslip_iterations=30", "reference_gap_m=0.1")]
     cfg = compose(["pipeline=calibrate_peg", *FAST, "pipeline.params.grid=[3,3]", "seed=1",
-                   f"hardware.joint_offsets_deg={offsets}"], run_dir=run)
+                   f"hardware.joint_offsets_deg={offsets}", *options], run_dir=run)
     record = run_config(cfg, run)
     assert record.ok, record.error
     m = json.loads((run / "metrics.json").read_text())
@@ -28,6 +30,7 @@ def test_peg_spots_are_carried_seen_and_fitted(compose, tmp_path):
         assert key in m, key
     assert m["extrinsics.spots"] >= 6
     assert np.isfinite(m["extrinsics.known_grasp_joint_offset_error_deg_max"])   # the error split
+    assert np.isfinite(m["extrinsics.rigid_grasp_joint_offset_error_deg_max"])
     report = json.loads((run / "extrinsics" / "report.json").read_text())
     assert report["hidden_offsets_deg"]["left"][0] == pytest.approx(0.5)
     seen = [s for s in report["spots"] if "tag_ids" in s]
@@ -39,6 +42,7 @@ def test_peg_spots_are_carried_seen_and_fitted(compose, tmp_path):
     # the reference spot revisited: the same joints, so only the peg can have moved there
     revisits = [s for s in seen if re.search(r"r\d\d$", s["spot"])]
     assert m["extrinsics.revisits"] >= len(revisits) >= 2
+    assert any("ref" in s["spot"] for s in revisits)   # a reference chosen for its view, not the first spot
     for s in revisits:
         first = next(r for r in seen if r["spot"] == s["spot"][:-3])
         assert np.allclose(s["q_believed"], first["q_believed"], atol=5e-3)
@@ -58,6 +62,8 @@ def test_peg_extrinsics_names_a_missing_region():
         PegExtrinsics({}, region=regions, fit={"grasp_knots": True}, revisit_every=0)
     with pytest.raises(ConfigError, match="set one"):
         PegExtrinsics({}, region=regions, fit={"grasp_knots": True, "grasp_creep": True}, revisit_every=1)
+    with pytest.raises(ConfigError, match="frames must be >= 1"):
+        PegExtrinsics({}, region=regions, frames=0)
     with pytest.raises(ConfigError, match="at least 3 spots"):
         PegExtrinsics({}, grid=[1, 2], region={a: {"center": [0.6, 0], "size": [0.1, 0.1]}
                                               for a in ("left", "right")})

@@ -41,16 +41,21 @@ def test_dropped_peg_settles_face_down(world):
         assert r.T_world_body[2, 3] == pytest.approx(0.75 + half, abs=0.002)
 
 
-def test_gripper_holds_the_peg_by_friction(world):
+def _pick_the_peg(world, m, d, peg_yaw_deg: float = 0.0):
+    """The left hand over the peg (lying along world y, turned by ``peg_yaw_deg``), down, closed:
+    returns ``go(z, t, hold)``, which moves the hand (IK) to height ``z`` over ``t`` s and holds."""
     import mujoco
     from scipy.spatial.transform import Rotation
 
     from stages.perception.sim import free_joint_qpos_adr, hold_actuators_at_qpos, move_joints
     from stages.planning.ik import ArmIK
 
-    m = world.model
-    d = mujoco.MjData(m)
     d.qpos[:] = world.home_qpos()
+    if peg_yaw_deg:
+        _, qa, _ = free_joint_qpos_adr(m, "peg")
+        lying = Rotation.from_quat(np.roll(d.qpos[qa + 3:qa + 7], -1))     # MuJoCo's w first, scipy's last
+        turned = Rotation.from_euler("z", peg_yaw_deg, degrees=True) * lying
+        d.qpos[qa + 3:qa + 7] = np.roll(turned.as_quat(), 1)
     mujoco.mj_forward(m, d)
     hold_actuators_at_qpos(m, d)
     arm = world.robot.arm("left")
@@ -68,12 +73,61 @@ def test_gripper_holds_the_peg_by_friction(world):
         sol = ik.solve_once(np.concatenate([[0.55, 0.2, z], quat]), d.qpos[list(arm.qpos_indices)].copy())
         move_joints(m, d, acts, d.ctrl[acts].copy(), sol.q, t, hold)
 
-    _, qa, _ = free_joint_qpos_adr(m, "peg")
     go(0.9, 1.0, 0.2)
     go(0.775, 1.0, 0.3)
     d.ctrl[finger] = arm.gripper.closed
     for _ in range(400):
         mujoco.mj_step(m, d)
+    return go
+
+
+def test_gripper_holds_the_peg_by_friction(world):
+    import mujoco
+
+    from stages.perception.sim import free_joint_qpos_adr
+
+    m = world.model
+    d = mujoco.MjData(m)
+    go = _pick_the_peg(world, m, d)
+    _, qa, _ = free_joint_qpos_adr(m, "peg")
     z0 = d.qpos[qa + 2]
     go(0.95, 1.5, 1.0)
     assert d.qpos[qa + 2] - z0 == pytest.approx(0.175, abs=0.01)   # came up with the hand
+
+
+def _held_peg_creep_mm(world, noslip_after_lift: int) -> tuple[float, float]:
+    """Pick the peg lying turned 4 deg to the hand, lift it, hold it still 4 s: (how far from
+    squared in the hand it was lifted, deg; how far it then crept, mm)."""
+    import copy
+
+    import mujoco
+    from scipy.spatial.transform import Rotation
+
+    from stages.perception.sim import body_pose
+
+    m = copy.deepcopy(world.model)
+    d = mujoco.MjData(m)
+    go = _pick_the_peg(world, m, d, peg_yaw_deg=4.0)
+    peg, hand = (mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, b) for b in ("peg", "left_hand"))
+
+    def in_hand():
+        return np.linalg.inv(body_pose(d, hand)) @ body_pose(d, peg)
+
+    go(0.95, 1.5, 0.5)
+    m.opt.noslip_iterations = noslip_after_lift
+    G0 = in_hand()
+    squared = np.round(G0[:3, :3])                      # the peg's faces along the hand's axes
+    squaring = np.degrees(np.linalg.norm(Rotation.from_matrix(squared.T @ G0[:3, :3]).as_rotvec()))
+    for _ in range(2000):   # 4 s standing still
+        mujoco.mj_step(m, d)
+    return float(squaring), float(np.linalg.norm(in_hand()[:3, 3] - G0[:3, 3]) * 1000)
+
+
+def test_noslip_once_lifted_stops_the_held_peg_creeping_and_the_pads_still_square_it(world):
+    # MuJoCo's soft friction lets the held peg creep under its weight; the noslip post-solver,
+    # turned on once the peg is lifted (ResetRig hold_noslip_iterations), stops that
+    soft_square, soft_creep = _held_peg_creep_mm(world, 0)
+    held_square, held_creep = _held_peg_creep_mm(world, 30)
+    assert soft_square < 0.2 and held_square < 0.2         # closing squared the peg up either way
+    assert soft_creep > 0.1                                 # it creeps with soft friction alone ...
+    assert held_creep < 0.2 * soft_creep                    # ... and far less with noslip

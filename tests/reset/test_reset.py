@@ -148,3 +148,30 @@ def test_the_reset_summary_gathers_a_sweep(tmp_path):
     assert [r["run"] for r in s["failed_runs"]] == ["2"] and s["false_successes"] == 0
     with pytest.raises(ConfigError, match="sweep_dir"):
         ResetSummary(None)
+
+
+def test_noslip_runs_only_while_a_hand_holds_the_peg_lifted(compose):
+    from stages.execution.stage import hardware_settings
+    from stages.reset.stage import build_rig
+    from stages.scene import build_world
+
+    cfg = compose(["pipeline=reset", "hardware.speed=4"])
+    parts = {k: OmegaConf.to_container(cfg[k], resolve=True) for k in ("robot", "scene", "hardware")}
+    world = build_world(parts["robot"], parts["scene"])
+    rig, _ = build_rig(world, parts["scene"], hardware_settings(parts["hardware"]), {}, None, 0,
+                       hold_noslip_iterations=30)
+    opt = world.model.opt
+    try:
+        with rig.sim:
+            assert opt.noslip_iterations == 0                  # closing on the table: soft friction
+            rig.set_holding("left", True)
+            rig.set_holding("right", True)
+            assert opt.noslip_iterations == 30
+            rig.gripper("left", "open", settle_s=0.01)
+            assert opt.noslip_iterations == 30                 # the right hand still holds it
+            rig.gripper("right", "open", settle_s=0.01)
+            assert opt.noslip_iterations == 0
+            rig.set_holding("left", True)
+    finally:
+        rig.close()
+    assert opt.noslip_iterations == 0                          # the model is left as it was
