@@ -144,13 +144,17 @@ class PegExtrinsics(Stage):
                 R = (axis_rotation("z", rng.uniform(-self.yaw, self.yaw))
                      @ axis_rotation("x", rng.uniform(-self.tilt, self.tilt))
                      @ axis_rotation("y", rng.uniform(-self.tilt, self.tilt)) @ R_flat)
-                T = np.eye(4)
-                T[:3, :3] = R
                 gap = self.gaps[k % len(self.gaps)]
-                T[:3, 3] = [x, y, self.surface_z + float(np.abs(R[2, :]) @ half) + gap]
-                out.append((f"{arm}{k:02d}", T))
+                out.append((f"{arm}{k:02d}", self._over_board(R, (x, y), half, gap)))
                 k += 1
         return out
+
+    def _over_board(self, R: np.ndarray, xy, half: np.ndarray, gap_m: float) -> np.ndarray:
+        """The peg's pose turned by ``R`` over the board at ``xy``, its lowest point ``gap_m`` up."""
+        T = np.eye(4)
+        T[:3, :3] = R
+        T[:3, 3] = [*xy, self.surface_z + float(np.abs(R[2, :]) @ half) + gap_m]
+        return T
 
     def _free_end_toward(self, R_flat, T_grip_peg, long_axis: int, cam_pos) -> np.ndarray:
         """``R_flat`` turned about the vertical so the peg's free end (away from the fingers) points
@@ -254,26 +258,25 @@ class PegExtrinsics(Stage):
         T_grip_peg = plan.T_grip_peg
         R_flat = self._free_end_toward(task.placed_pose(est.T_world_obj, half, self.surface_z)[:3, :3],
                                        T_grip_peg, task.long_axis, rig.estimator.camera.T_world_cam[:3, 3])
-        q = q_lift
-        ref, seen_since = None, 0
-        if self.revisit_every and self.reference_gap_m is not None:
-            ref, q, held = self._reference(ctx, rig, planner, carrying, arm, R_flat, T_grip_peg, half, q, fk,
-                                           log, rng, width)
-            if not held:   # dropped on the way
-                self._home_after_drop(rig, planner, arm, q, plan.segments[0].trajectory.positions[0],
-                                      est.T_world_obj, rng)
-                return np.asarray(plan.held.T_attach_obj, float)
-        for name, T_peg in ctx.progress(self._spot_poses(arm, R_flat, half, rng), desc=f"extrinsics {arm}"):
+
+        def visit(name, T_peg, q):   # plan, move, observe: (joints, seen; None: dropped)
             try:
                 r = carrying.plan_to_poses({arm: pose7(T_peg @ np.linalg.inv(T_grip_peg))}, q, rng)
                 seg = planner.timed(carrying, r.path, name, r.time_s)
             except PlanningError as e:
                 log.skipped.append({"spot": name, "reason": str(e)[:300]})
                 ctx.log.info("spot %s skipped: %s", name, str(e)[:200])
-                continue
+                return q, False
             rig.move(seg.trajectory, name)
-            q = seg.trajectory.positions[-1]
             seen = self._observe(ctx, rig, arm, name, T_peg, fk, log, rng, width)
+            return seg.trajectory.positions[-1], seen
+
+        q, ref, seen, seen_since = q_lift, None, True, 0
+        if self.revisit_every and self.reference_gap_m is not None:
+            ref, q, seen = self._reference(arm, R_flat, half, q, log, visit, ctx.log)
+        spots = self._spot_poses(arm, R_flat, half, rng) if seen is not None else []
+        for name, T_peg in ctx.progress(spots, desc=f"extrinsics {arm}"):
+            q, seen = visit(name, T_peg, q)
             if seen and ref is None:   # the reference: the first seen spot, revisited
                 ref = (q, T_peg, name)
                 log.reference_times[arm] = [log.observations[-1].time_s]
@@ -282,10 +285,12 @@ class PegExtrinsics(Stage):
                 if seen_since >= self.revisit_every:
                     q, seen = self._revisit(ctx, rig, planner, carrying, arm, ref, q, fk, log, rng, width)
                     seen_since = 0
-            if seen is None:   # dropped
-                self._home_after_drop(rig, planner, arm, q, plan.segments[0].trajectory.positions[0],
-                                      est.T_world_obj, rng)
-                return np.asarray(plan.held.T_attach_obj, float)
+            if seen is None:
+                break
+        if seen is None:   # dropped
+            self._home_after_drop(rig, planner, arm, q, plan.segments[0].trajectory.positions[0],
+                                  est.T_world_obj, rng)
+            return np.asarray(plan.held.T_attach_obj, float)
         # back to where the peg was lifted, then the planned carry, place, open, retreat, home
         back = carrying.plan_to_joints({arm: q_lift[carrying.arm_slice(arm)]}, q, rng)
         rig.move(planner.timed(carrying, back.path, "back", back.time_s).trajectory, "back")
@@ -297,46 +302,32 @@ class PegExtrinsics(Stage):
         rig.wait_sim(0.3)
         return np.asarray(plan.held.T_attach_obj, float)
 
-    def _reference(self, ctx, rig, planner, carrying, arm, R_flat, T_grip_peg, half, q, fk, log, rng, width):
+    def _reference(self, arm, R_flat, half, q, log, visit, logger):
         """The spot revisited after every spot, chosen for how well the camera sees the peg there: over
         the region's centre, ``reference_gap_m`` up, turned about the vertical by each of
         ``reference_turns_deg`` in turn (0: its free end toward the camera; 90: broadside, where
         the near finger hides the near face's tags), the first view showing two tags or more
         (else the one showing most). Every view is also a spot. Returns (joints, pose, name) or
-        None (none seen), the arm's joints, and whether the peg is still held (False: dropped)."""
-        from stages.grasping.candidates import pose7
-
+        None (none seen), the arm's joints, and True (None: the peg was dropped)."""
         center, _ = self.region[arm]
-        best = None   # (tags seen, reference)
+        best = None   # (tags seen, (joints, pose, name), time)
         for turn in self.reference_turns:
-            R = axis_rotation("z", turn) @ R_flat
-            T = np.eye(4)
-            T[:3, :3] = R
-            T[:3, 3] = [*center, self.surface_z + float(np.abs(R[2, :]) @ half) + self.reference_gap_m]
+            T = self._over_board(axis_rotation("z", turn) @ R_flat, center, half, self.reference_gap_m)
             name = f"{arm}ref{turn:+.0f}"
-            try:
-                r = carrying.plan_to_poses({arm: pose7(T @ np.linalg.inv(T_grip_peg))}, q, rng)
-                seg = planner.timed(carrying, r.path, name, r.time_s)
-            except PlanningError as e:
-                log.skipped.append({"spot": name, "reason": str(e)[:300]})
-                continue
-            rig.move(seg.trajectory, name)
-            q = seg.trajectory.positions[-1]
-            seen = self._observe(ctx, rig, arm, name, T, fk, log, rng, width)
+            q, seen = visit(name, T, q)
             if seen is None:
-                return None, q, False
+                return None, q, None
             if seen:
                 tags = len(log.entries[-1]["tag_ids"])
                 if best is None or tags > best[0]:
-                    best = (tags, (q, T, name, log.observations[-1].time_s))
+                    best = (tags, (q, T, name), log.observations[-1].time_s)
                 if tags >= 2:
                     break
         if best is None:
-            ctx.log.warning("arm %s: no reference view seen; the first seen spot is revisited instead", arm)
+            logger.warning("arm %s: no reference view seen; the first seen spot is revisited instead", arm)
             return None, q, True
-        q_ref, T_ref, name, time_s = best[1]
-        log.reference_times[arm] = [time_s]
-        return (q_ref, T_ref, name), q, True
+        log.reference_times[arm] = [best[2]]
+        return best[1], q, True
 
     def _revisit(self, ctx, rig, planner, carrying, arm, ref, q, fk, log, rng, width):
         """Back to the reference spot's joints and look again: the same kinematics, so what the
