@@ -1,6 +1,7 @@
 """One MuJoCo physics simulation shared by every arm's driver.
 
-The simulation steps in its own thread at the model's timestep, paced to wall-clock
+The simulation steps in its own thread at the model's timestep (or ``timestep_s``, which
+sets the model's: a finer step lets a held object drift less in the fingers), paced to wall-clock
 time (``speed`` sim-seconds per wall-second; 1 = real time). Each arm's joints are
 position-controlled by the model's position actuators with velocity feedforward
 (``kp·(q* − q) + kv·(q̇* − q̇)``, within the actuators' force ranges); grippers by their own actuators. Every access
@@ -49,11 +50,15 @@ class PhysicsSim:
     """Steps the model; arms are registered by name with their joints and actuators."""
 
     def __init__(self, model, qpos: np.ndarray | None = None, speed: float = 1.0,
-                 record_every: int = 1):
+                 record_every: int = 1, timestep_s: float | None = None):
         import mujoco
 
         if not speed > 0:
             raise ValueError(f"speed must be > 0 (sim seconds per wall second), got {speed}")
+        if timestep_s is not None:
+            if not timestep_s > 0:
+                raise ValueError(f"timestep_s must be > 0, got {timestep_s}")
+            model.opt.timestep = float(timestep_s)
         self.model = model
         self.data = mujoco.MjData(model)
         if qpos is not None:

@@ -15,7 +15,7 @@ from stages.graph import Stage, StageContext, StageResult
 
 FAULT_KEYS = ("send_latency_s", "send_jitter_s", "fail_at_s", "reject", "hang")
 HARDWARE_KEYS = ("driver", "speed", "start_buffer_s", "ack_timeout_s", "faults", "video", "seed",
-                 "joint_offsets_deg")
+                 "joint_offsets_deg", "timestep_s")
 
 
 def hardware_settings(cfg: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -30,6 +30,10 @@ def hardware_settings(cfg: Mapping[str, Any] | None) -> dict[str, Any]:
         bad = sorted(set(faults or {}) - set(FAULT_KEYS))
         if bad:
             raise ConfigError(f"hardware.faults.{arm}.{bad[0]} is not a fault; allowed: {list(FAULT_KEYS)}")
+    step = cfg.get("timestep_s")
+    if step is not None and not (isinstance(step, (int, float)) and 0 < step <= 0.01):
+        raise ConfigError(f"hardware.timestep_s={step!r}: the physics step in seconds, in (0, 0.01], "
+                          "or null for the model's own")
     offsets = cfg.get("joint_offsets_deg")
     if offsets is not None:
         if not isinstance(offsets, Mapping):
@@ -75,7 +79,7 @@ def simulated_robot(world, start_q: np.ndarray, joint_names, hw: Mapping[str, An
         for j, adr in zip(arm.joints, arm.qpos_indices, strict=True):
             if j in index:
                 qpos[adr] = start_q[index[j]]
-    sim = PhysicsSim(world.model, qpos, speed=float(hw.get("speed", 1.0)))
+    sim = PhysicsSim(world.model, qpos, speed=float(hw.get("speed", 1.0)), timestep_s=hw.get("timestep_s"))
     drivers = {}
     faults = hw.get("faults") or {}
     for k, arm in enumerate(world.robot.arms):

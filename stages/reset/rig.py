@@ -28,7 +28,8 @@ class ResetRig:
 
         self.world, self.model, self.layout = world, world.model, layout
         self.speed = float(hardware.get("speed", 1.0))
-        self.sim = PhysicsSim(world.model, world.home_qpos(), speed=self.speed)
+        self.sim = PhysicsSim(world.model, world.home_qpos(), speed=self.speed,
+                              timestep_s=hardware.get("timestep_s"))
         self.drivers = {}
         for k, a in enumerate(world.robot.arms):
             driver = MujocoArmDriver(self.sim, a.name, a.joints, joint_offsets_rad(hardware, a))

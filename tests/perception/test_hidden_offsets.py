@@ -43,3 +43,18 @@ def test_hardware_config_checks_the_offsets_key():
         hardware_settings({"joint_offsets_deg": {"left": [45.0] * 7}})
     with pytest.raises(ConfigError, match="allowed: .*joint_offsets_deg"):
         hardware_settings({"joint_offset": {}})
+
+
+def test_hardware_timestep_is_checked_and_sets_the_physics_step(world):  # noqa: F811
+    import copy
+
+    from hardware.arms.mujoco_sim import PhysicsSim
+
+    assert hardware_settings({"timestep_s": None})["timestep_s"] is None
+    for bad in (0, -0.001, 0.1, "fine"):
+        with pytest.raises(ConfigError, match=r"hardware\.timestep_s.*\(0, 0\.01\]"):
+            hardware_settings({"timestep_s": bad})
+    model = copy.deepcopy(world.model)
+    sim = PhysicsSim(model, world.home_qpos(), timestep_s=0.0005)
+    sim.step(10)
+    assert model.opt.timestep == 0.0005 and sim.clock() == pytest.approx(0.005)

@@ -76,7 +76,7 @@ def _pick_the_peg(world, m, d, peg_yaw_deg: float = 0.0):
     go(0.9, 1.0, 0.2)
     go(0.775, 1.0, 0.3)
     d.ctrl[finger] = arm.gripper.closed
-    for _ in range(400):
+    for _ in range(int(round(0.8 / m.opt.timestep))):
         mujoco.mj_step(m, d)
     return go
 
@@ -131,3 +131,38 @@ def test_noslip_once_lifted_stops_the_held_peg_creeping_and_the_pads_still_squar
     assert soft_square < 0.2 and held_square < 0.2         # closing squared the peg up either way
     assert soft_creep > 0.1                                 # it creeps with soft friction alone ...
     assert held_creep < 0.2 * soft_creep                    # ... and far less with noslip
+
+
+def _held_peg_walk_um(world, timestep_s: float) -> float:
+    """Pick and lift the peg with noslip on, swing the wrist (joint 6) 0.5 rad in 1.2 s: how far
+    the peg moved in the fingers, um."""
+    import copy
+
+    import mujoco
+
+    from stages.perception.sim import body_pose, move_joints
+
+    m = copy.deepcopy(world.model)
+    m.opt.timestep = timestep_s
+    d = mujoco.MjData(m)
+    go = _pick_the_peg(world, m, d)
+    go(0.95, 1.5, 0.5)
+    m.opt.noslip_iterations = 30
+    peg, hand = (mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, b) for b in ("peg", "left_hand"))
+    G0 = np.linalg.inv(body_pose(d, hand)) @ body_pose(d, peg)
+    acts = list(world.robot.arm("left").joint_actuator_ids)
+    goal = d.ctrl[acts].copy()
+    goal[5] += 0.5
+    move_joints(m, d, acts, d.ctrl[acts].copy(), goal, 1.2, 0.3)
+    G = np.linalg.inv(body_pose(d, hand)) @ body_pose(d, peg)
+    return float(np.linalg.norm(G[:3, 3] - G0[:3, 3]) * 1e6)
+
+
+def test_a_finer_step_lets_the_held_peg_walk_less_when_the_wrist_swings(world):
+    # MuJoCo's friction holds relative velocity, not place: under the swing's centripetal load the
+    # held peg walks toward the fingertips even with noslip, by about as much as the step is long
+    # (the pads' contact is as stiff as the step allows: their time constant is 2 steps)
+    coarse = _held_peg_walk_um(world, 0.002)
+    fine = _held_peg_walk_um(world, 0.0005)
+    assert coarse > 40.0                  # the default step: tens of um per swing
+    assert fine < 0.4 * coarse            # a quarter of the step: about a quarter of the walk
