@@ -52,7 +52,9 @@ class PegExtrinsics(Stage):
     tilted by ± ``tilt_deg`` about x and y, its lowest point ``gaps_m`` (in turn) above
     ``surface_z``. Spots the planner cannot reach holding the peg are skipped (listed). A peg that
     falls (the fingers close on nothing at a spot) ends that arm's spots: the hand opens and goes
-    home around it, the next arm finds it where it lies. A fit leaving more than
+    home around it, the next arm finds it where it lies. A peg that jumps in the fingers (its tag
+    corners more than ``max_revisit_shift_px`` apart between two views of the reference) leaves
+    the arm's spots since the last view out and ends them. A fit leaving more than
     ``max_residual_px`` on the tag corners of its median spot fails (PerceptionError) rather than
     save a calibration; a few spots where the peg slipped are the robust loss's outliers."""
 
@@ -68,7 +70,8 @@ class PegExtrinsics(Stage):
                  grasp_positions: Sequence[float] = (0.0,), save_spots: int = 4,
                  max_residual_px: float = 2.0, revisit_every: int = 0, frames: int = 1,
                  hold_noslip_iterations: int = 0, reference_gap_m: float | None = None,
-                 reference_turns_deg: Sequence[float] = (50.0, -50.0, 35.0, -35.0)):
+                 reference_turns_deg: Sequence[float] = (50.0, -50.0, 35.0, -35.0),
+                 max_revisit_shift_px: float | None = 3.0):
         from stages.execution.stage import hardware_settings
         from stages.planning.stage import planner_settings
         from stages.reset.stage import reset_settings
@@ -117,6 +120,10 @@ class PegExtrinsics(Stage):
             raise ConfigError(f"extrinsics.frames must be >= 1 (frames averaged per view), got {frames}")
         self.reference_gap_m = None if reference_gap_m is None else float(reference_gap_m)
         self.reference_turns = [float(t) for t in reference_turns_deg]
+        self.max_revisit_shift_px = None if max_revisit_shift_px is None else float(max_revisit_shift_px)
+        if self.max_revisit_shift_px is not None and not self.max_revisit_shift_px > 0:
+            raise ConfigError(f"extrinsics.max_revisit_shift_px must be > 0 px (null: no check), got "
+                              f"{max_revisit_shift_px}")
         self.grasp_knots = bool(self.fit_kw.pop("grasp_knots", False))
         if self.grasp_knots and not self.revisit_every:
             raise ConfigError("extrinsics.fit.grasp_knots needs revisits (extrinsics.revisit_every >= 1): "
@@ -200,7 +207,8 @@ class PegExtrinsics(Stage):
             rig.close()
             ctx.metrics.update(log.counts())
             ctx.save("spots.json", JsonFile({"spots": log.entries, "rejected": log.rejected,   # kept on
-                                             "skipped": log.skipped, "dropped": log.dropped}))   # failure
+                                             "skipped": log.skipped, "dropped": log.dropped,   # failure
+                                             "jumped": log.jumped}))
         for a in self.arms:
             if not any(o.arm == a for o in log.observations):
                 raise PerceptionError(f"extrinsics: no spot of arm {a!r} was seen "
@@ -285,7 +293,7 @@ class PegExtrinsics(Stage):
                 if seen_since >= self.revisit_every:
                     q, seen = self._revisit(ctx, rig, planner, carrying, arm, ref, q, fk, log, rng, width)
                     seen_since = 0
-            if seen is None:
+            if seen is None or any(j["arm"] == arm for j in log.jumped):
                 break
         if seen is None:   # dropped
             self._home_after_drop(rig, planner, arm, q, plan.segments[0].trajectory.positions[0],
@@ -342,9 +350,31 @@ class PegExtrinsics(Stage):
         traj = planner.timed(carrying, r.path, name, r.time_s).trajectory
         rig.move(traj, name)
         seen = self._observe(ctx, rig, arm, name, T_ref, fk, log, rng, width)
-        if seen:
+        if seen and not self._jumped(arm, log, ctx.log):
             log.reference_times[arm].append(log.observations[-1].time_s)
         return traj.positions[-1], seen
+
+    def _jumped(self, arm, log, logger) -> bool:
+        """Did the peg jump in the fingers since the arm's last reference view? The arm is at the
+        same joints, so the tag corners both views show should sit on the same pixels; more than
+        ``max_revisit_shift_px`` apart (median), the peg moved by more than a drift (brushing the
+        board, say). Where in between is unknown: the arm's spots since that view are left out and
+        it takes no more (``log.jumped``)."""
+        if self.max_revisit_shift_px is None:
+            return False
+        now = log.observations[-1]
+        last = next(o for o in log.observations if o.arm == arm and o.time_s == log.reference_times[arm][-1])
+        shift = _corner_shift_px(last, now)
+        if not shift > self.max_revisit_shift_px:   # NaN (no common tag) is no evidence
+            return False
+        left_out = [o.name for o in log.observations if o.arm == arm and o.time_s > last.time_s]
+        log.observations = [o for o in log.observations if o.arm != arm or o.time_s <= last.time_s]
+        log.jumped.append({"arm": arm, "between": [last.name, now.name], "shift_px": shift,
+                           "spots_left_out": left_out})
+        logger.warning("arm %s: the peg jumped in the fingers between %s and %s (its tag corners "
+                       "%.1f px apart at the same joints); spots %s are left out and the arm takes no more",
+                       arm, last.name, now.name, shift, left_out)
+        return True
 
     def _observe(self, ctx, rig, arm, name, T_peg, fk, log, rng, width) -> bool | None:
         """Settle, check the fingers, read the joints, render and detect: True seen, False rejected,
@@ -474,11 +504,25 @@ class _SpotLog:
     images: dict = dataclasses.field(default_factory=dict)
     true_grasps: dict = dataclasses.field(default_factory=dict)   # spot -> T_hand_peg (simulation truth)
     reference_times: dict = dataclasses.field(default_factory=dict)   # arm -> times of its reference views
+    jumped: list = dataclasses.field(default_factory=list)   # the peg jumped in an arm's fingers
 
     def counts(self) -> dict[str, int]:
         return {"spots": len(self.observations), "spots_rejected": len(self.rejected),
                 "spots_skipped": len(self.skipped), "spots_dropped": len(self.dropped),
+                "spots_left_out_jumped": sum(len(j["spots_left_out"]) for j in self.jumped),
                 "revisits": sum(len(t) - 1 for t in self.reference_times.values())}
+
+
+def _corner_shift_px(a, b) -> float:
+    """The median distance (px) between the image points of the tag corners two observations share
+    (matched by their place on the target); NaN when they share none."""
+    def key(p):
+        return tuple(np.round(p, 9))
+
+    seen = {key(p): q for p, q in zip(a.object_points, a.image_points, strict=True)}
+    d = [float(np.linalg.norm(np.subtract(q, seen[key(p)])))
+         for p, q in zip(b.object_points, b.image_points, strict=True) if key(p) in seen]
+    return float(np.median(d)) if d else float("nan")
 
 
 def _in_hand(o, T_hand_peg: np.ndarray):

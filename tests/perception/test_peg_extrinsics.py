@@ -49,7 +49,7 @@ def test_peg_spots_are_carried_seen_and_fitted(compose, tmp_path):
         assert s["time_s"] > first["time_s"]
     assert len(report["grasp_corrections"]["left"]["tz_at_knots"]) >= 2
     assert (run / "extrinsics" / "calibration.yaml").exists()
-    assert (run / "extrinsics" / "spots.json").exists()
+    assert isinstance(json.loads((run / "extrinsics" / "spots.json").read_text())["jumped"], list)
 
 
 def test_peg_extrinsics_names_a_missing_region():
@@ -64,9 +64,42 @@ def test_peg_extrinsics_names_a_missing_region():
         PegExtrinsics({}, region=regions, fit={"grasp_knots": True, "grasp_creep": True}, revisit_every=1)
     with pytest.raises(ConfigError, match="frames must be >= 1"):
         PegExtrinsics({}, region=regions, frames=0)
+    with pytest.raises(ConfigError, match="max_revisit_shift_px must be > 0"):
+        PegExtrinsics({}, region=regions, max_revisit_shift_px=0)
     with pytest.raises(ConfigError, match="at least 3 spots"):
         PegExtrinsics({}, grid=[1, 2], region={a: {"center": [0.6, 0], "size": [0.1, 0.1]}
                                               for a in ("left", "right")})
+
+
+def test_a_peg_that_jumped_between_two_views_of_the_reference_leaves_its_spots_out():
+    """At the reference's joints the tag corners keep their pixels unless the peg moved in the
+    fingers: a drift of a fraction of a pixel is kept, a jump leaves the spots since the last
+    reference view out (where it jumped in between is unknown) and ends the arm's spots."""
+    import logging
+
+    from stages.perception.extrinsics import Observation
+    from stages.perception.peg_extrinsics import PegExtrinsics, _SpotLog
+
+    regions = {a: {"center": [0.6, 0], "size": [0.1, 0.1]} for a in ("left", "right")}
+    stage = PegExtrinsics({}, region=regions, revisit_every=1, max_revisit_shift_px=3.0)
+    corners = np.random.default_rng(0).uniform(-0.02, 0.02, (8, 3))
+    pixels = np.random.default_rng(1).uniform(100, 900, (8, 2))
+
+    def seen(name, t, arm="left", shift_px=0.0):
+        return Observation(arm, np.zeros(7), np.eye(4), name=name, time_s=t, object_points=corners,
+                           image_points=pixels + [shift_px, 0.0])
+
+    log = _SpotLog(observations=[seen("left01", 1.0), seen("right01", 1.5, "right"), seen("left02", 2.0),
+                                 seen("left01r01", 3.0, shift_px=0.4)],
+                   reference_times={"left": [1.0]})
+    assert not stage._jumped("left", log, logging.getLogger("test")) and not log.jumped   # a drift
+    log.reference_times["left"].append(3.0)
+    log.observations += [seen("left03", 4.0), seen("left01r02", 5.0, shift_px=9.0)]
+    assert stage._jumped("left", log, logging.getLogger("test"))
+    assert [o.name for o in log.observations] == ["left01", "right01", "left02", "left01r01"]
+    assert log.jumped == [{"arm": "left", "between": ["left01r01", "left01r02"],
+                           "shift_px": pytest.approx(8.6), "spots_left_out": ["left03", "left01r02"]}]
+    assert log.counts()["spots_left_out_jumped"] == 2
 
 
 def test_a_dropped_peg_ends_the_arms_spots_and_nothing_is_lost(compose, tmp_path, monkeypatch):
