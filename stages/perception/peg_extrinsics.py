@@ -51,8 +51,9 @@ class PegExtrinsics(Stage):
     [sx, sy], on the board); the peg lying as picked, turned by a random yaw (± ``yaw_deg``),
     tilted by ± ``tilt_deg`` about x and y, its lowest point ``gaps_m`` (in turn) above
     ``surface_z``. Spots the planner cannot reach holding the peg are skipped (listed). A peg that
-    falls (the fingers close on nothing at a spot) ends that arm's spots: the hand opens and goes
-    home around it, the next arm finds it where it lies. A peg that jumps in the fingers (its tag
+    falls (the fingers close on nothing at a spot) ends that arm's spots — those since its last view
+    of the reference are left out — and the hand opens and goes home around it; the next arm finds
+    it where it lies. A peg that jumps in the fingers (its tag
     corners more than ``max_revisit_shift_px`` apart between two views of the reference) leaves
     the arm's spots since the last view out and ends them. A fit leaving more than
     ``max_residual_px`` on the tag corners of its median spot fails (PerceptionError) rather than
@@ -295,7 +296,9 @@ class PegExtrinsics(Stage):
                     seen_since = 0
             if seen is None or any(j["arm"] == arm for j in log.jumped):
                 break
-        if seen is None:   # dropped
+        if seen is None:   # dropped: it slid out at some moment since the last view of the reference
+            if self.revisit_every and arm in log.reference_times:
+                log.dropped[-1]["spots_left_out"] = _leave_out_since_reference(arm, log)
             self._home_after_drop(rig, planner, arm, q, plan.segments[0].trajectory.positions[0],
                                   est.T_world_obj, rng)
             return np.asarray(plan.held.T_attach_obj, float)
@@ -367,8 +370,7 @@ class PegExtrinsics(Stage):
         shift = _corner_shift_px(last, now)
         if not shift > self.max_revisit_shift_px:   # NaN (no common tag) is no evidence
             return False
-        left_out = [o.name for o in log.observations if o.arm == arm and o.time_s > last.time_s]
-        log.observations = [o for o in log.observations if o.arm != arm or o.time_s <= last.time_s]
+        left_out = _leave_out_since_reference(arm, log)
         log.jumped.append({"arm": arm, "between": [last.name, now.name], "shift_px": shift,
                            "spots_left_out": left_out})
         logger.warning("arm %s: the peg jumped in the fingers between %s and %s (its tag corners "
@@ -509,8 +511,17 @@ class _SpotLog:
     def counts(self) -> dict[str, int]:
         return {"spots": len(self.observations), "spots_rejected": len(self.rejected),
                 "spots_skipped": len(self.skipped), "spots_dropped": len(self.dropped),
-                "spots_left_out_jumped": sum(len(j["spots_left_out"]) for j in self.jumped),
+                "spots_left_out": sum(len(e.get("spots_left_out", [])) for e in self.jumped + self.dropped),
                 "revisits": sum(len(t) - 1 for t in self.reference_times.values())}
+
+
+def _leave_out_since_reference(arm: str, log: _SpotLog) -> list[str]:
+    """Take the arm's spots since its last view of the reference out of the fit (the peg moved in
+    the fingers at some moment after it); returns their names."""
+    t = log.reference_times[arm][-1]
+    left_out = [o.name for o in log.observations if o.arm == arm and o.time_s > t]
+    log.observations = [o for o in log.observations if o.arm != arm or o.time_s <= t]
+    return left_out
 
 
 def _corner_shift_px(a, b) -> float:
