@@ -72,7 +72,7 @@ class PegExtrinsics(Stage):
                  max_residual_px: float = 2.0, revisit_every: int = 0, frames: int = 1,
                  hold_noslip_iterations: int = 0, reference_gap_m: float | None = None,
                  reference_turns_deg: Sequence[float] = (50.0, -50.0, 35.0, -35.0),
-                 max_revisit_shift_px: float | None = 3.0):
+                 max_revisit_shift_px: float | None = None):
         from stages.execution.stage import hardware_settings
         from stages.planning.stage import planner_settings
         from stages.reset.stage import reset_settings
