@@ -219,7 +219,7 @@ class PegExtrinsics(Stage):
         common = dict(joint_names=joint_names, camera_matrix=est_cam.K, distortion=est_cam.dist)
         knots = None
         if self.grasp_knots:   # at the reference visits, and the arm's last spot (held beyond)
-            knots = {a: sorted({*log.reference_times.get(a, []),
+            knots = {a: sorted({*(o.time_s for o in log.references.get(a, [])),
                                 max(o.time_s for o in log.observations if o.arm == a)}) for a in self.arms}
         fit = fit_extrinsics(log.observations, fk, dofs, grasps=grasps, grasp_knots=knots, **common,
                              **self.fit_kw)
@@ -288,7 +288,7 @@ class PegExtrinsics(Stage):
             q, seen = visit(name, T_peg, q)
             if seen and ref is None:   # the reference: the first seen spot, revisited
                 ref = (q, T_peg, name)
-                log.reference_times[arm] = [log.observations[-1].time_s]
+                log.references[arm] = [log.observations[-1]]
             elif seen and self.revisit_every:
                 seen_since += 1
                 if seen_since >= self.revisit_every:
@@ -297,7 +297,7 @@ class PegExtrinsics(Stage):
             if seen is None or any(j["arm"] == arm for j in log.jumped):
                 break
         if seen is None:   # dropped: it slid out at some moment since the last view of the reference
-            if self.revisit_every and arm in log.reference_times:
+            if self.revisit_every and arm in log.references:
                 log.dropped[-1]["spots_left_out"] = _leave_out_since_reference(arm, log)
             self._home_after_drop(rig, planner, arm, q, plan.segments[0].trajectory.positions[0],
                                   est.T_world_obj, rng)
@@ -321,7 +321,7 @@ class PegExtrinsics(Stage):
         (else the one showing most). Every view is also a spot. Returns (joints, pose, name) or
         None (none seen), the arm's joints, and True (None: the peg was dropped)."""
         center, _ = self.region[arm]
-        best = None   # (tags seen, (joints, pose, name), time)
+        best = None   # (tags seen, (joints, pose, name), observation)
         for turn in self.reference_turns:
             T = self._over_board(axis_rotation("z", turn) @ R_flat, center, half, self.reference_gap_m)
             name = f"{arm}ref{turn:+.0f}"
@@ -331,20 +331,20 @@ class PegExtrinsics(Stage):
             if seen:
                 tags = len(log.entries[-1]["tag_ids"])
                 if best is None or tags > best[0]:
-                    best = (tags, (q, T, name), log.observations[-1].time_s)
+                    best = (tags, (q, T, name), log.observations[-1])
                 if tags >= 2:
                     break
         if best is None:
             logger.warning("arm %s: no reference view seen; the first seen spot is revisited instead", arm)
             return None, q, True
-        log.reference_times[arm] = [best[2]]
+        log.references[arm] = [best[2]]
         return best[1], q, True
 
     def _revisit(self, ctx, rig, planner, carrying, arm, ref, q, fk, log, rng, width):
         """Back to the reference spot's joints and look again: the same kinematics, so what the
         camera sees change there is the peg moving in the fingers. Returns (joints, seen)."""
         q_ref, T_ref, ref_name = ref
-        name = f"{ref_name}r{len(log.reference_times[arm]):02d}"
+        name = f"{ref_name}r{len(log.references[arm]):02d}"
         try:
             r = carrying.plan_to_joints({arm: q_ref[carrying.arm_slice(arm)]}, q, rng)
         except PlanningError as e:
@@ -354,7 +354,7 @@ class PegExtrinsics(Stage):
         rig.move(traj, name)
         seen = self._observe(ctx, rig, arm, name, T_ref, fk, log, rng, width)
         if seen and not self._jumped(arm, log, ctx.log):
-            log.reference_times[arm].append(log.observations[-1].time_s)
+            log.references[arm].append(log.observations[-1])
         return traj.positions[-1], seen
 
     def _jumped(self, arm, log, logger) -> bool:
@@ -366,7 +366,7 @@ class PegExtrinsics(Stage):
         if self.max_revisit_shift_px is None:
             return False
         now = log.observations[-1]
-        last = next(o for o in log.observations if o.arm == arm and o.time_s == log.reference_times[arm][-1])
+        last = log.references[arm][-1]
         shift = _corner_shift_px(last, now)
         if not shift > self.max_revisit_shift_px:   # NaN (no common tag) is no evidence
             return False
@@ -505,20 +505,20 @@ class _SpotLog:
     dropped: list = dataclasses.field(default_factory=list)
     images: dict = dataclasses.field(default_factory=dict)
     true_grasps: dict = dataclasses.field(default_factory=dict)   # spot -> T_hand_peg (simulation truth)
-    reference_times: dict = dataclasses.field(default_factory=dict)   # arm -> times of its reference views
+    references: dict = dataclasses.field(default_factory=dict)   # arm -> its views of the reference, in turn
     jumped: list = dataclasses.field(default_factory=list)   # the peg jumped in an arm's fingers
 
     def counts(self) -> dict[str, int]:
         return {"spots": len(self.observations), "spots_rejected": len(self.rejected),
                 "spots_skipped": len(self.skipped), "spots_dropped": len(self.dropped),
                 "spots_left_out": sum(len(e.get("spots_left_out", [])) for e in self.jumped + self.dropped),
-                "revisits": sum(len(t) - 1 for t in self.reference_times.values())}
+                "revisits": sum(len(v) - 1 for v in self.references.values())}
 
 
 def _leave_out_since_reference(arm: str, log: _SpotLog) -> list[str]:
     """Take the arm's spots since its last view of the reference out of the fit (the peg moved in
     the fingers at some moment after it); returns their names."""
-    t = log.reference_times[arm][-1]
+    t = log.references[arm][-1].time_s
     left_out = [o.name for o in log.observations if o.arm == arm and o.time_s > t]
     log.observations = [o for o in log.observations if o.arm != arm or o.time_s <= t]
     return left_out

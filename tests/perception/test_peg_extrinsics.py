@@ -90,10 +90,10 @@ def test_a_peg_that_jumped_between_two_views_of_the_reference_leaves_its_spots_o
                            image_points=pixels + [shift_px, 0.0])
 
     log = _SpotLog(observations=[seen("left01", 1.0), seen("right01", 1.5, "right"), seen("left02", 2.0),
-                                 seen("left01r01", 3.0, shift_px=0.4)],
-                   reference_times={"left": [1.0]})
+                                 seen("left01r01", 3.0, shift_px=0.4)])
+    log.references["left"] = [log.observations[0]]
     assert not stage._jumped("left", log, logging.getLogger("test")) and not log.jumped   # a drift
-    log.reference_times["left"].append(3.0)
+    log.references["left"].append(log.observations[-1])
     log.observations += [seen("left03", 4.0), seen("left01r02", 5.0, shift_px=9.0)]
     assert stage._jumped("left", log, logging.getLogger("test"))
     assert [o.name for o in log.observations] == ["left01", "right01", "left02", "left01r01"]
