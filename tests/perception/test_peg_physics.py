@@ -1,4 +1,7 @@
-"""The peg in physics: it settles when dropped, and a parallel gripper holds it by friction."""
+"""The peg in physics: it settles when dropped, and a parallel gripper holds it by friction.
+
+``python -m tests.perception.test_peg_physics`` prints how far the held peg walks in the fingers
+per wrist swing at three physics steps (the README's figures)."""
 
 from __future__ import annotations
 
@@ -6,8 +9,7 @@ import numpy as np
 import pytest
 
 
-@pytest.fixture(scope="module")
-def world(tmp_path_factory):
+def _peg_world(asset_dir):
     import yaml
 
     from stages.scene import build_world
@@ -18,7 +20,12 @@ def world(tmp_path_factory):
     extra = yaml.safe_load((REPO / "conf/scene/peg_table.yaml").read_text())
     scene.update({k: v for k, v in extra.items() if k != "defaults"})
     scene["objects"]["peg"]["pos"] = [0.55, 0.2, 0.77]     # lying on a long face, along world y
-    return build_world(robot, scene, asset_dir=tmp_path_factory.mktemp("assets"))
+    return build_world(robot, scene, asset_dir=asset_dir)
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    return _peg_world(tmp_path_factory.mktemp("assets"))
 
 
 def test_dropped_peg_settles_face_down(world):
@@ -95,6 +102,16 @@ def test_gripper_holds_the_peg_by_friction(world):
     assert d.qpos[qa + 2] - z0 == pytest.approx(0.175, abs=0.01)   # came up with the hand
 
 
+def _peg_in_hand(m, d) -> np.ndarray:
+    """The peg's pose in the left hand's frame (simulation truth)."""
+    import mujoco
+
+    from stages.perception.sim import body_pose
+
+    peg, hand = (mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, b) for b in ("peg", "left_hand"))
+    return np.linalg.inv(body_pose(d, hand)) @ body_pose(d, peg)
+
+
 def _held_peg_creep_mm(world, noslip_after_lift: int) -> tuple[float, float]:
     """Pick the peg lying turned 4 deg to the hand, lift it, hold it still 4 s: (how far from
     squared in the hand it was lifted, deg; how far it then crept, mm)."""
@@ -103,24 +120,18 @@ def _held_peg_creep_mm(world, noslip_after_lift: int) -> tuple[float, float]:
     import mujoco
     from scipy.spatial.transform import Rotation
 
-    from stages.perception.sim import body_pose
 
     m = copy.deepcopy(world.model)
     d = mujoco.MjData(m)
     go = _pick_the_peg(world, m, d, peg_yaw_deg=4.0)
-    peg, hand = (mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, b) for b in ("peg", "left_hand"))
-
-    def in_hand():
-        return np.linalg.inv(body_pose(d, hand)) @ body_pose(d, peg)
-
     go(0.95, 1.5, 0.5)
     m.opt.noslip_iterations = noslip_after_lift
-    G0 = in_hand()
+    G0 = _peg_in_hand(m, d)
     squared = np.round(G0[:3, :3])                      # the peg's faces along the hand's axes
     squaring = np.degrees(np.linalg.norm(Rotation.from_matrix(squared.T @ G0[:3, :3]).as_rotvec()))
     for _ in range(2000):   # 4 s standing still
         mujoco.mj_step(m, d)
-    return float(squaring), float(np.linalg.norm(in_hand()[:3, 3] - G0[:3, 3]) * 1000)
+    return float(squaring), float(np.linalg.norm(_peg_in_hand(m, d)[:3, 3] - G0[:3, 3]) * 1000)
 
 
 def test_noslip_once_lifted_stops_the_held_peg_creeping_and_the_pads_still_square_it(world):
@@ -140,7 +151,7 @@ def _held_peg_walk_um(world, timestep_s: float) -> float:
 
     import mujoco
 
-    from stages.perception.sim import body_pose, move_joints
+    from stages.perception.sim import move_joints
 
     m = copy.deepcopy(world.model)
     m.opt.timestep = timestep_s
@@ -148,14 +159,12 @@ def _held_peg_walk_um(world, timestep_s: float) -> float:
     go = _pick_the_peg(world, m, d)
     go(0.95, 1.5, 0.5)
     m.opt.noslip_iterations = 30
-    peg, hand = (mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, b) for b in ("peg", "left_hand"))
-    G0 = np.linalg.inv(body_pose(d, hand)) @ body_pose(d, peg)
+    G0 = _peg_in_hand(m, d)
     acts = list(world.robot.arm("left").joint_actuator_ids)
     goal = d.ctrl[acts].copy()
     goal[5] += 0.5
     move_joints(m, d, acts, d.ctrl[acts].copy(), goal, 1.2, 0.3)
-    G = np.linalg.inv(body_pose(d, hand)) @ body_pose(d, peg)
-    return float(np.linalg.norm(G[:3, 3] - G0[:3, 3]) * 1e6)
+    return float(np.linalg.norm(_peg_in_hand(m, d)[:3, 3] - G0[:3, 3]) * 1e6)
 
 
 def test_a_finer_step_lets_the_held_peg_walk_less_when_the_wrist_swings(world):
@@ -166,3 +175,12 @@ def test_a_finer_step_lets_the_held_peg_walk_less_when_the_wrist_swings(world):
     fine = _held_peg_walk_um(world, 0.0005)
     assert coarse > 40.0                  # the default step: tens of um per swing
     assert fine < 0.4 * coarse            # a quarter of the step: about a quarter of the walk
+
+
+if __name__ == "__main__":
+    import tempfile
+
+    w = _peg_world(tempfile.mkdtemp())
+    for step_s in (0.002, 0.001, 0.0005):
+        print(f"step {step_s} s: the held peg walks {_held_peg_walk_um(w, step_s):.0f} um in the fingers "
+              "per 0.5 rad wrist swing (noslip on)")
