@@ -33,6 +33,7 @@ unknown, fitted as above (``rigid_grasp_*``: what fitting the grasp costs even w
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import time
 from collections.abc import Mapping, Sequence
@@ -72,7 +73,7 @@ class PegExtrinsics(Stage):
                  max_residual_px: float = 2.0, revisit_every: int = 0, frames: int = 1,
                  hold_noslip_iterations: int = 0, reference_gap_m: float | None = None,
                  reference_turns_deg: Sequence[float] = (50.0, -50.0, 35.0, -35.0),
-                 max_revisit_shift_px: float | None = None):
+                 max_revisit_shift_px: float | None = None, pause_while_computing: bool = False):
         from stages.execution.stage import hardware_settings
         from stages.planning.stage import planner_settings
         from stages.reset.stage import reset_settings
@@ -125,6 +126,7 @@ class PegExtrinsics(Stage):
         if self.max_revisit_shift_px is not None and not self.max_revisit_shift_px > 0:
             raise ConfigError(f"extrinsics.max_revisit_shift_px must be > 0 px (null: no check), got "
                               f"{max_revisit_shift_px}")
+        self.pause_while_computing = bool(pause_while_computing)
         self.grasp_knots = bool(self.fit_kw.pop("grasp_knots", False))
         if self.grasp_knots and not self.revisit_every:
             raise ConfigError("extrinsics.fit.grasp_knots needs revisits (extrinsics.revisit_every >= 1): "
@@ -270,8 +272,9 @@ class PegExtrinsics(Stage):
 
         def visit(name, T_peg, q):   # plan, move, observe: (joints, seen; None: dropped)
             try:
-                r = carrying.plan_to_poses({arm: pose7(T_peg @ np.linalg.inv(T_grip_peg))}, q, rng)
-                seg = planner.timed(carrying, r.path, name, r.time_s)
+                with self._computing(rig):
+                    r = carrying.plan_to_poses({arm: pose7(T_peg @ np.linalg.inv(T_grip_peg))}, q, rng)
+                    seg = planner.timed(carrying, r.path, name, r.time_s)
             except PlanningError as e:
                 log.skipped.append({"spot": name, "reason": str(e)[:300]})
                 ctx.log.info("spot %s skipped: %s", name, str(e)[:200])
@@ -346,16 +349,23 @@ class PegExtrinsics(Stage):
         q_ref, T_ref, ref_name = ref
         name = f"{ref_name}r{len(log.references[arm]):02d}"
         try:
-            r = carrying.plan_to_joints({arm: q_ref[carrying.arm_slice(arm)]}, q, rng)
+            with self._computing(rig):
+                r = carrying.plan_to_joints({arm: q_ref[carrying.arm_slice(arm)]}, q, rng)
+                traj = planner.timed(carrying, r.path, name, r.time_s).trajectory
         except PlanningError as e:
             log.skipped.append({"spot": name, "reason": str(e)[:300]})
             return q, False
-        traj = planner.timed(carrying, r.path, name, r.time_s).trajectory
         rig.move(traj, name)
         seen = self._observe(ctx, rig, arm, name, T_ref, fk, log, rng, width)
         if seen and not self._jumped(arm, log, ctx.log):
             log.references[arm].append(log.observations[-1])
         return traj.positions[-1], seen
+
+    def _computing(self, rig):
+        """With ``pause_while_computing`` the simulated world waits while the procedure plans or
+        looks between moves: the held peg's creep in the fingers (MuJoCo's soft friction under the
+        peg's weight) then does not grow with this machine's planning and rendering time."""
+        return rig.sim.paused() if self.pause_while_computing else contextlib.nullcontext()
 
     def _jumped(self, arm, log, logger) -> bool:
         """Did the peg jump in the fingers since the arm's last reference view? The arm is at the
@@ -394,8 +404,9 @@ class PegExtrinsics(Stage):
             return None
         state = rig.drivers[arm].read_state()
         q_believed = np.asarray(state.positions, float)
-        image = rig.render(rng, self.frames)
-        dets = rig.estimator.detector.detect(image)
+        with self._computing(rig):
+            image = rig.render(rng, self.frames)
+            dets = rig.estimator.detector.detect(image)
         entry = {"spot": name, "arm": arm, "time_s": float(state.stamp), "q_believed": q_believed.tolist(),
                  "peg_target": T_peg.tolist()}
         try:
