@@ -2,9 +2,14 @@
 
 The procedure a real cell runs, on the reset's code path (``stages.reset``: the ResetRig's
 physics drivers, grippers and camera; the ResetPlanner's pick, planned whole and verified):
-each arm in turn finds the peg with the camera, picks it up (finger friction only), and holds
-it over the board at a grid of spots — turned about the vertical, tilted and raised, so every
-joint moves between spots — then sets it down for the next arm. After every ``revisit_every``
+each arm in turn finds the peg with the camera, picks it up, and holds it over the board at a
+grid of spots — turned about the vertical, tilted and raised, so every joint moves between
+spots — then sets it down for the next arm. In ``scene=calib_cell`` (the pipeline's default) the
+grip is form-fit (:mod:`hardware.models.grip`: studs on the pads in pockets of the peg; after
+the lift the arm swings its wrist until the fingers' opening shows them seated, ``seat_*``), so
+the peg stays put in the fingers and one constant grasp per arm is fitted. Held by friction
+alone (``scene=reset_cell``) it walks and creeps there (MuJoCo's friction holds velocities, not
+places); for that grip, after every ``revisit_every``
 seen spots the arm goes back to the joints of a reference spot and looks again: the kinematics
 there are the same, so whatever the camera sees change is the peg moving in the fingers. The
 reference is chosen first, for how well the camera sees the peg there (``reference_gap_m``,
@@ -73,7 +78,8 @@ class PegExtrinsics(Stage):
                  max_residual_px: float = 2.0, revisit_every: int = 0, frames: int = 1,
                  hold_noslip_iterations: int = 0, reference_gap_m: float | None = None,
                  reference_turns_deg: Sequence[float] = (50.0, -50.0, 35.0, -35.0),
-                 max_revisit_shift_px: float | None = None, pause_while_computing: bool = False):
+                 max_revisit_shift_px: float | None = None, pause_while_computing: bool = False,
+                 seat_swings: int = 0, seat_swing_rad: float = 0.5, seat_opening_m: float = 0.0415):
         from stages.execution.stage import hardware_settings
         from stages.planning.stage import planner_settings
         from stages.reset.stage import reset_settings
@@ -127,6 +133,12 @@ class PegExtrinsics(Stage):
             raise ConfigError(f"extrinsics.max_revisit_shift_px must be > 0 px (null: no check), got "
                               f"{max_revisit_shift_px}")
         self.pause_while_computing = bool(pause_while_computing)
+        self.seat_swings, self.seat_swing_rad = int(seat_swings), float(seat_swing_rad)
+        self.seat_opening_m = float(seat_opening_m)
+        if self.seat_swings < 0 or not 0 < self.seat_swing_rad <= 1.5 or not self.seat_opening_m > 0:
+            raise ConfigError(f"extrinsics: seat_swings must be >= 0 (0: no seating), seat_swing_rad in "
+                              f"(0, 1.5] rad and seat_opening_m > 0; got {seat_swings}, {seat_swing_rad}, "
+                              f"{seat_opening_m}")
         self.grasp_knots = bool(self.fit_kw.pop("grasp_knots", False))
         if self.grasp_knots and not self.revisit_every:
             raise ConfigError("extrinsics.fit.grasp_knots needs revisits (extrinsics.revisit_every >= 1): "
@@ -211,7 +223,7 @@ class PegExtrinsics(Stage):
             ctx.metrics.update(log.counts())
             ctx.save("spots.json", JsonFile({"spots": log.entries, "rejected": log.rejected,   # kept on
                                              "skipped": log.skipped, "dropped": log.dropped,   # failure
-                                             "jumped": log.jumped}))
+                                             "jumped": log.jumped, "seating": log.seating}))
         for a in self.arms:
             if not any(o.arm == a for o in log.observations):
                 raise PerceptionError(f"extrinsics: no spot of arm {a!r} was seen "
@@ -283,7 +295,8 @@ class PegExtrinsics(Stage):
             seen = self._observe(ctx, rig, arm, name, T_peg, fk, log, rng, width)
             return seg.trajectory.positions[-1], seen
 
-        q, ref, seen, seen_since = q_lift, None, True, 0
+        q = self._seat(ctx, rig, planner, carrying, arm, q_lift, log, rng)
+        ref, seen, seen_since = None, True, 0
         if self.revisit_every and self.reference_gap_m is not None:
             ref, q, seen = self._reference(arm, R_flat, half, q, log, visit, ctx.log)
         spots = self._spot_poses(arm, R_flat, half, rng) if seen is not None else []
@@ -315,6 +328,46 @@ class PegExtrinsics(Stage):
                 rig.move(seg.trajectory, seg.name)
         rig.wait_sim(0.3)
         return np.asarray(plan.held.T_attach_obj, float)
+
+    def _seat(self, ctx, rig, planner, carrying, arm, q, log, rng) -> np.ndarray:
+        """With a form-fit grip (``scene=calib_cell``): unless the fingers' opening is already below
+        ``seat_opening_m`` (the pads' studs in the peg's pockets, where it stays put; on the ribs the
+        fingers stand wider), swing the wrist (joint 6, ``seat_swing_rad`` out and back, at most
+        ``seat_swings`` times) until it is. Returns the arm's joints; the outcome goes to
+        ``log.seating``."""
+        if not self.seat_swings:
+            return q
+        spec = rig.world.robot.arm(arm)
+        cols = carrying.arm_slice(arm)
+        home = np.asarray(q[cols], float)
+        room_up = spec.upper[5] - home[5] > self.seat_swing_rad + 0.05
+        out = home.copy()
+        out[5] += self.seat_swing_rad if room_up else -self.seat_swing_rad
+        before = rig.finger_opening_m(arm)
+        record = {"arm": arm, "seated": before < self.seat_opening_m, "swings": 0,
+                  "opening_before_mm": before * 1000}
+        for k in range(0 if record["seated"] else 2 * self.seat_swings):
+            target = out if k % 2 == 0 else home
+            try:
+                with self._computing(rig):
+                    r = carrying.plan_to_joints({arm: target}, q, rng)
+                    traj = planner.timed(carrying, r.path, "seat", r.time_s).trajectory
+            except PlanningError as e:
+                record["reason"] = str(e)[:300]
+                break
+            rig.move(traj, "seat")
+            q = traj.positions[-1]
+            record["swings"] = (k + 2) // 2
+            if k % 2 == 1 and rig.finger_opening_m(arm) < self.seat_opening_m:
+                record["seated"] = True
+                break
+        record["opening_after_mm"] = rig.finger_opening_m(arm) * 1000
+        log.seating.append(record)
+        (ctx.log.info if record["seated"] else ctx.log.warning)(
+            "arm %s: the peg %s in the grip after %d swing(s) (fingers %.2f -> %.2f mm)", arm,
+            "seated" if record["seated"] else "did not seat", record["swings"],
+            record["opening_before_mm"], record["opening_after_mm"])
+        return q
 
     def _reference(self, arm, R_flat, half, q, log, visit, logger):
         """The spot revisited after every spot, chosen for how well the camera sees the peg there: over
@@ -518,12 +571,14 @@ class _SpotLog:
     true_grasps: dict = dataclasses.field(default_factory=dict)   # spot -> T_hand_peg (simulation truth)
     references: dict = dataclasses.field(default_factory=dict)   # arm -> its views of the reference, in turn
     jumped: list = dataclasses.field(default_factory=list)   # the peg jumped in an arm's fingers
+    seating: list = dataclasses.field(default_factory=list)   # per arm: did the form-fit grip seat
 
     def counts(self) -> dict[str, int]:
         return {"spots": len(self.observations), "spots_rejected": len(self.rejected),
                 "spots_skipped": len(self.skipped), "spots_dropped": len(self.dropped),
                 "spots_left_out": sum(len(e.get("spots_left_out", [])) for e in self.jumped + self.dropped),
-                "revisits": sum(len(v) - 1 for v in self.references.values())}
+                "revisits": sum(len(v) - 1 for v in self.references.values()),
+                "unseated_arms": sum(not r["seated"] for r in self.seating)}
 
 
 def _leave_out_since_reference(arm: str, log: _SpotLog) -> list[str]:

@@ -12,6 +12,25 @@ from stages.__main__ import run_config
 from stages.errors import ConfigError
 
 FAST = ["scene.lights.key.castshadow=false", "hardware.speed=4", "pipeline.params.views=8"]
+# the peg held by friction alone (reset_cell), its drift in the fingers fitted with knots at revisits
+FRICTION = ["scene=reset_cell", "pipeline.stages.extrinsics.seat_swings=0",
+            "pipeline.stages.extrinsics.revisit_every=1", "pipeline.stages.extrinsics.fit.grasp_knots=true"]
+
+
+def test_the_form_fit_grip_seats_and_holds_the_peg_still_over_the_spots(compose, tmp_path):
+    """The default cell: the pads' studs in the peg's pockets; one constant grasp per arm."""
+    run = tmp_path / "formfit"
+    cfg = compose(["pipeline=calibrate_peg", *FAST, "pipeline.params.grid=[3,3]", "seed=3"], run_dir=run)
+    record = run_config(cfg, run)
+    assert record.ok, record.error
+    m = json.loads((run / "metrics.json").read_text())
+    spots = json.loads((run / "extrinsics" / "spots.json").read_text())
+    assert [r["arm"] for r in spots["seating"]] == ["left", "right"]
+    assert all(r["seated"] and r["opening_after_mm"] < 41.5 for r in spots["seating"]), spots["seating"]
+    assert m["extrinsics.unseated_arms"] == 0 and m["extrinsics.revisits"] == 0
+    assert m["extrinsics.spots"] >= 6
+    assert m["extrinsics.grasp_slip_m_max"] < 0.5e-3   # friction alone: ~10 mm over a run
+    assert m["extrinsics.joint_offset_error_deg_max"] < 0.5
 
 
 def test_peg_spots_are_carried_seen_and_fitted(compose, tmp_path):
@@ -19,7 +38,7 @@ def test_peg_spots_are_carried_seen_and_fitted(compose, tmp_path):
     offsets = "{left:[0.5,-0.3,0.4,0.2,-0.6,0.4,-0.5],right:[-0.4,0.3,-0.2,0.5,0.3,-0.4,0.6]}"
     options = [f"pipeline.stages.extrinsics.{k}" for k in (   # a burst per view, noslip, a chosen reference
         "frames=4", "hold_noslip_iterations=30", "reference_gap_m=0.1")]
-    cfg = compose(["pipeline=calibrate_peg", *FAST, "pipeline.params.grid=[3,3]", "seed=1",
+    cfg = compose(["pipeline=calibrate_peg", *FAST, *FRICTION, "pipeline.params.grid=[3,3]", "seed=1",
                    f"hardware.joint_offsets_deg={offsets}", *options], run_dir=run)
     record = run_config(cfg, run)
     assert record.ok, record.error
@@ -64,6 +83,8 @@ def test_peg_extrinsics_names_a_missing_region():
         PegExtrinsics({}, region=regions, fit={"grasp_knots": True, "grasp_creep": True}, revisit_every=1)
     with pytest.raises(ConfigError, match="frames must be >= 1"):
         PegExtrinsics({}, region=regions, frames=0)
+    with pytest.raises(ConfigError, match="seat_swings must be >= 0"):
+        PegExtrinsics({}, region=regions, seat_swings=-1)
     with pytest.raises(ConfigError, match="max_revisit_shift_px must be > 0"):
         PegExtrinsics({}, region=regions, max_revisit_shift_px=0)
     with pytest.raises(ConfigError, match="at least 3 spots"):
@@ -115,7 +136,7 @@ def test_a_dropped_peg_ends_the_arms_spots_and_nothing_is_lost(compose, tmp_path
 
     monkeypatch.setattr(ResetRig, "finger_opening_m", opening)
     run = tmp_path / "drop"
-    cfg = compose(["pipeline=calibrate_peg", *FAST, "pipeline.params.grid=[3,3]", "seed=1",
+    cfg = compose(["pipeline=calibrate_peg", *FAST, *FRICTION, "pipeline.params.grid=[3,3]", "seed=1",
                    "pipeline.stages.extrinsics.arms=[left]"], run_dir=run)
     record = run_config(cfg, run)
     # home went well: the failure is the fit's (too few spots, or none seen before the drop)

@@ -9,7 +9,9 @@ import numpy as np
 import pytest
 
 
-def _peg_world(asset_dir):
+def _peg_world(asset_dir, form_fit: bool = False, along_m: float = 0.0):
+    """The peg lying on the table along world y (``along_m`` off the hand's line); ``form_fit``:
+    with calib_cell's pockets and studs."""
     import yaml
 
     from stages.scene import build_world
@@ -19,7 +21,10 @@ def _peg_world(asset_dir):
     scene = yaml.safe_load((REPO / "conf/scene/table.yaml").read_text())
     extra = yaml.safe_load((REPO / "conf/scene/peg_table.yaml").read_text())
     scene.update({k: v for k, v in extra.items() if k != "defaults"})
-    scene["objects"]["peg"]["pos"] = [0.55, 0.2, 0.77]     # lying on a long face, along world y
+    if form_fit:
+        grip = yaml.safe_load((REPO / "conf/scene/calib_cell.yaml").read_text())["objects"]
+        scene["objects"].update({k: grip[k] for k in ("grip_pockets", "pad_studs")})
+    scene["objects"]["peg"]["pos"] = [0.55, 0.2 + along_m, 0.77]     # lying on a long face, along world y
     return build_world(robot, scene, asset_dir=asset_dir)
 
 
@@ -177,6 +182,56 @@ def test_a_finer_step_lets_the_held_peg_walk_less_when_the_wrist_swings(world):
     assert fine < 0.4 * coarse            # a quarter of the step: about a quarter of the walk
 
 
+def _walk_in_form_fit_or_friction_um(world) -> tuple[float, float, int]:
+    """Pick and lift the peg, swing the wrist (joint 6, 0.5 rad out and back) until the fingers'
+    opening is below calibrate_peg's seat_opening_m (at most 6 swings), then two more swings and
+    4 s still: (how far the peg moved in the fingers over those, um; the opening, mm; swings to seat)."""
+    import copy
+
+    import mujoco
+
+    from stages.perception.sim import move_joints
+
+    m = copy.deepcopy(world.model)
+    d = mujoco.MjData(m)
+    go = _pick_the_peg(world, m, d)
+    go(0.95, 1.5, 0.5)
+    acts = list(world.robot.arm("left").joint_actuator_ids)
+    fingers = [m.jnt_qposadr[mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, f"left_finger{i}_joint")]
+               for i in (1, 2)]
+
+    def swing():
+        for sign in (1.0, -1.0):
+            goal = d.ctrl[acts].copy()
+            goal[5] += sign * 0.5
+            move_joints(m, d, acts, d.ctrl[acts].copy(), goal, 1.2, 0.3)
+
+    def opening_m():
+        return float(sum(d.qpos[i] for i in fingers))
+
+    swings = 0
+    while opening_m() >= 0.0415 and swings < 6:
+        swing()
+        swings += 1
+    G0 = _peg_in_hand(m, d)
+    swing()
+    swing()
+    for _ in range(int(round(4.0 / m.opt.timestep))):
+        mujoco.mj_step(m, d)
+    return float(np.linalg.norm(_peg_in_hand(m, d)[:3, 3] - G0[:3, 3]) * 1e6), opening_m() * 1000, swings
+
+
+def test_a_form_fit_grip_holds_the_peg_still_where_friction_lets_it_walk(world, tmp_path):
+    # calib_cell's grip: the pads' studs in the peg's pockets carry the loads by contact normals
+    friction_um, friction_mm, _ = _walk_in_form_fit_or_friction_um(world)
+    # the studs land 1.2 mm off a pocket's centre (a stud balanced on a rib's ridge is a knife-edge
+    # equilibrium the simulation can hold for a few swings)
+    held_um, held_mm, swings = _walk_in_form_fit_or_friction_um(_peg_world(tmp_path, True, 0.0012))
+    assert friction_mm < 40.5 and friction_um > 150.0     # pads on the faces; it walks ~0.1 mm a swing
+    assert held_mm < 41.5 and swings <= 6                 # the studs sat in the pockets ...
+    assert held_um < 0.25 * friction_um and held_um < 100.0  # ... and there it stays put
+
+
 if __name__ == "__main__":
     import tempfile
 
@@ -184,3 +239,7 @@ if __name__ == "__main__":
     for step_s in (0.002, 0.001, 0.0005):
         print(f"step {step_s} s: the held peg walks {_held_peg_walk_um(w, step_s):.0f} um in the fingers "
               "per 0.5 rad wrist swing (noslip on)")
+    for label, fit in (("friction", False), ("form-fit grip", True)):
+        um, mm, n = _walk_in_form_fit_or_friction_um(_peg_world(tempfile.mkdtemp(), fit, 0.0012))
+        print(f"{label}: fingers at {mm:.2f} mm after {n} seating swing(s); the peg then moves {um:.0f} um "
+              "over two wrist swings and 4 s still")
