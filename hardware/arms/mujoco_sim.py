@@ -14,7 +14,6 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -77,7 +76,6 @@ class PhysicsSim:
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
         self._steps = 0
-        self._paused = 0
         self.step_hooks: list[Callable[[object, object], None]] = []
         self.error: BaseException | None = None
 
@@ -234,33 +232,12 @@ class PhysicsSim:
             self._thread.join()
             self._thread = None
 
-    @contextmanager
-    def paused(self):
-        """The world stands still inside the block (no arm may be moving): simulated time then does
-        not depend on how long this machine takes to plan or look between moves."""
-        with self.lock:
-            if self._goals:
-                raise RuntimeError(f"cannot pause the physics while arm(s) {sorted(self._goals)} move")
-            self._paused += 1
-        try:
-            yield
-        finally:
-            with self.lock:
-                self._paused -= 1
-
     def _loop(self) -> None:
         dt = float(self.model.opt.timestep)
         wall0, sim0 = time.perf_counter(), self.clock()
         try:
             while not self._stop.is_set():
-                with self.lock:
-                    paused = self._paused > 0
-                    if not paused:
-                        self.step()
-                if paused:   # resume paced from where it stood
-                    time.sleep(0.001)
-                    wall0, sim0 = time.perf_counter(), self.clock()
-                    continue
+                self.step()
                 ahead = (self.data.time - sim0) / self.speed - (time.perf_counter() - wall0)
                 if ahead > 0:
                     time.sleep(min(ahead, dt / self.speed))   # below real time a step waits longer

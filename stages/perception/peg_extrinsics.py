@@ -38,7 +38,6 @@ unknown, fitted as above (``rigid_grasp_*``: what fitting the grasp costs even w
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import time
 from collections.abc import Mapping, Sequence
@@ -78,8 +77,7 @@ class PegExtrinsics(Stage):
                  max_residual_px: float = 2.0, revisit_every: int = 0, frames: int = 1,
                  hold_noslip_iterations: int = 0, reference_gap_m: float | None = None,
                  reference_turns_deg: Sequence[float] = (50.0, -50.0, 35.0, -35.0),
-                 max_revisit_shift_px: float | None = None, pause_while_computing: bool = False,
-                 seat_swings: int = 0, seat_swing_rad: float = 0.5, seat_opening_m: float = 0.0415):
+                 max_revisit_shift_px: float | None = None, seat_swings: int = 0, seat_swing_rad: float = 0.5, seat_opening_m: float = 0.0415):
         from stages.execution.stage import hardware_settings
         from stages.planning.stage import planner_settings
         from stages.reset.stage import reset_settings
@@ -132,7 +130,6 @@ class PegExtrinsics(Stage):
         if self.max_revisit_shift_px is not None and not self.max_revisit_shift_px > 0:
             raise ConfigError(f"extrinsics.max_revisit_shift_px must be > 0 px (null: no check), got "
                               f"{max_revisit_shift_px}")
-        self.pause_while_computing = bool(pause_while_computing)
         self.seat_swings, self.seat_swing_rad = int(seat_swings), float(seat_swing_rad)
         self.seat_opening_m = float(seat_opening_m)
         if self.seat_swings < 0 or not 0 < self.seat_swing_rad <= 1.5 or not self.seat_opening_m > 0:
@@ -284,9 +281,8 @@ class PegExtrinsics(Stage):
 
         def visit(name, T_peg, q):   # plan, move, observe: (joints, seen; None: dropped)
             try:
-                with self._computing(rig):
-                    r = carrying.plan_to_poses({arm: pose7(T_peg @ np.linalg.inv(T_grip_peg))}, q, rng)
-                    seg = planner.timed(carrying, r.path, name, r.time_s)
+                r = carrying.plan_to_poses({arm: pose7(T_peg @ np.linalg.inv(T_grip_peg))}, q, rng)
+                seg = planner.timed(carrying, r.path, name, r.time_s)
             except PlanningError as e:
                 log.skipped.append({"spot": name, "reason": str(e)[:300]})
                 ctx.log.info("spot %s skipped: %s", name, str(e)[:200])
@@ -337,30 +333,26 @@ class PegExtrinsics(Stage):
         ``log.seating``."""
         if not self.seat_swings:
             return q
-        spec = rig.world.robot.arm(arm)
-        cols = carrying.arm_slice(arm)
-        home = np.asarray(q[cols], float)
-        room_up = spec.upper[5] - home[5] > self.seat_swing_rad + 0.05
+        home = np.asarray(q[carrying.arm_slice(arm)], float)
         out = home.copy()
+        room_up = rig.world.robot.arm(arm).upper[5] - home[5] > self.seat_swing_rad + 0.05
         out[5] += self.seat_swing_rad if room_up else -self.seat_swing_rad
         before = rig.finger_opening_m(arm)
         record = {"arm": arm, "seated": before < self.seat_opening_m, "swings": 0,
                   "opening_before_mm": before * 1000}
-        for k in range(0 if record["seated"] else 2 * self.seat_swings):
-            target = out if k % 2 == 0 else home
-            try:
-                with self._computing(rig):
+        try:
+            for swing in range(0 if record["seated"] else self.seat_swings):
+                for target in (out, home):
                     r = carrying.plan_to_joints({arm: target}, q, rng)
                     traj = planner.timed(carrying, r.path, "seat", r.time_s).trajectory
-            except PlanningError as e:
-                record["reason"] = str(e)[:300]
-                break
-            rig.move(traj, "seat")
-            q = traj.positions[-1]
-            record["swings"] = (k + 2) // 2
-            if k % 2 == 1 and rig.finger_opening_m(arm) < self.seat_opening_m:
-                record["seated"] = True
-                break
+                    rig.move(traj, "seat")
+                    q = traj.positions[-1]
+                record["swings"] = swing + 1
+                if rig.finger_opening_m(arm) < self.seat_opening_m:
+                    record["seated"] = True
+                    break
+        except PlanningError as e:
+            record["reason"] = str(e)[:300]
         record["opening_after_mm"] = rig.finger_opening_m(arm) * 1000
         log.seating.append(record)
         (ctx.log.info if record["seated"] else ctx.log.warning)(
@@ -402,9 +394,8 @@ class PegExtrinsics(Stage):
         q_ref, T_ref, ref_name = ref
         name = f"{ref_name}r{len(log.references[arm]):02d}"
         try:
-            with self._computing(rig):
-                r = carrying.plan_to_joints({arm: q_ref[carrying.arm_slice(arm)]}, q, rng)
-                traj = planner.timed(carrying, r.path, name, r.time_s).trajectory
+            r = carrying.plan_to_joints({arm: q_ref[carrying.arm_slice(arm)]}, q, rng)
+            traj = planner.timed(carrying, r.path, name, r.time_s).trajectory
         except PlanningError as e:
             log.skipped.append({"spot": name, "reason": str(e)[:300]})
             return q, False
@@ -413,12 +404,6 @@ class PegExtrinsics(Stage):
         if seen and not self._jumped(arm, log, ctx.log):
             log.references[arm].append(log.observations[-1])
         return traj.positions[-1], seen
-
-    def _computing(self, rig):
-        """With ``pause_while_computing`` the simulated world waits while the procedure plans or
-        looks between moves: the held peg's creep in the fingers (MuJoCo's soft friction under the
-        peg's weight) then does not grow with this machine's planning and rendering time."""
-        return rig.sim.paused() if self.pause_while_computing else contextlib.nullcontext()
 
     def _jumped(self, arm, log, logger) -> bool:
         """Did the peg jump in the fingers since the arm's last reference view? The arm is at the
@@ -457,9 +442,8 @@ class PegExtrinsics(Stage):
             return None
         state = rig.drivers[arm].read_state()
         q_believed = np.asarray(state.positions, float)
-        with self._computing(rig):
-            image = rig.render(rng, self.frames)
-            dets = rig.estimator.detector.detect(image)
+        image = rig.render(rng, self.frames)
+        dets = rig.estimator.detector.detect(image)
         entry = {"spot": name, "arm": arm, "time_s": float(state.stamp), "q_believed": q_believed.tolist(),
                  "peg_target": T_peg.tolist()}
         try:
