@@ -107,9 +107,10 @@ def add_peg_pockets(spec, name: str, params: Mapping[str, Any], context) -> None
     for axis, (h_face, h_across) in enumerate(((hx, hy), (hy, hx))):     # faces normal to x, then y
         for s in (1, -1):
             c = s * (h_face - sink)
-            for u in np.arange(-np.floor(h_across / pitch), np.floor(h_across / pitch) + 1) * pitch:
-                if abs(u) < h_across - sink:                              # ribs along the peg
-                    box((a, a, half_len), (c, u, 0) if axis == 0 else (u, c, 0), turn=2)
+            edge = h_across - sink                                        # ribs along the peg, one
+            inner = np.arange(-np.floor(h_across / pitch), np.floor(h_across / pitch) + 1) * pitch
+            for u in [-edge, *inner[np.abs(inner) < edge - rib], edge]:   # at each edge: no open pocket
+                box((a, a, half_len), (c, u, 0) if axis == 0 else (u, c, 0), turn=2)
             for z in np.arange(-np.floor(half_len / pitch), np.floor(half_len / pitch) + 1) * pitch:
                 if abs(z) < half_len - sink:                              # ribs across
                     box((a, h_across, a) if axis == 0 else (h_across, a, a),

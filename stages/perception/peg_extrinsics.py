@@ -77,7 +77,8 @@ class PegExtrinsics(Stage):
                  max_residual_px: float = 2.0, revisit_every: int = 0, frames: int = 1,
                  hold_noslip_iterations: int = 0, reference_gap_m: float | None = None,
                  reference_turns_deg: Sequence[float] = (50.0, -50.0, 35.0, -35.0),
-                 max_revisit_shift_px: float | None = None, seat_swings: int = 0, seat_swing_rad: float = 0.5, seat_opening_m: float = 0.0415):
+                 max_revisit_shift_px: float | None = None, seat_swings: int = 0, seat_swing_rad: float = 0.5,
+                 seat_opening_m: float = 0.0415, regrasps: int = 0):
         from stages.execution.stage import hardware_settings
         from stages.planning.stage import planner_settings
         from stages.reset.stage import reset_settings
@@ -132,6 +133,10 @@ class PegExtrinsics(Stage):
                               f"{max_revisit_shift_px}")
         self.seat_swings, self.seat_swing_rad = int(seat_swings), float(seat_swing_rad)
         self.seat_opening_m = float(seat_opening_m)
+        self.regrasps = int(regrasps)
+        if self.regrasps < 0:
+            raise ConfigError(f"extrinsics.regrasps must be >= 0 (picks again when the grip does not seat), "
+                              f"got {regrasps}")
         if self.seat_swings < 0 or not 0 < self.seat_swing_rad <= 1.5 or not self.seat_opening_m > 0:
             raise ConfigError(f"extrinsics: seat_swings must be >= 0 (0: no seating), seat_swing_rad in "
                               f"(0, 1.5] rad and seat_opening_m > 0; got {seat_swings}, {seat_swing_rad}, "
@@ -261,20 +266,26 @@ class PegExtrinsics(Stage):
         from stages.grasping.candidates import pose7
         from stages.reset.task import TaskSpec
 
-        est, _ = rig.perceive(rng)
-        qpos = rig.believed_qpos(est.T_world_obj)
         center, _ = self.region[arm]
         task = TaskSpec(start_xy=(float(center[0]), float(center[1])), start_yaw_rad=0.0)
-        plan = planner.plan(qpos, est.T_world_obj, half, task, self.surface_z, rng, arms=(arm,),
-                            grasp_positions=self.grasp_positions)
-        names = [s.name for s in plan.segments]
-        lift = names.index("lift")
         width = 2 * float(np.sort(half)[0])
-        ctx.log.info("arm %s picks the peg (%s grasp, %d segments planned)", arm, plan.grasp_name, len(names))
-        rig.execute(dataclasses.replace(plan, segments=plan.segments[:lift + 1]), rng, width_m=width,
-                    log=ctx.log)
-        q_lift = plan.segments[lift].trajectory.positions[-1]
-        carrying = planner.group(qpos, allowed=planner.hand_peg(arm), held=plan.held)
+        for attempt in range(1 + self.regrasps):   # pick; with a form-fit grip, until it seats
+            est, _ = rig.perceive(rng)
+            qpos = rig.believed_qpos(est.T_world_obj)
+            plan = planner.plan(qpos, est.T_world_obj, half, task, self.surface_z, rng, arms=(arm,),
+                                grasp_positions=self.grasp_positions)
+            lift = [s.name for s in plan.segments].index("lift")
+            ctx.log.info("arm %s picks the peg (%s grasp, %d segments planned)", arm, plan.grasp_name,
+                         len(plan.segments))
+            rig.execute(dataclasses.replace(plan, segments=plan.segments[:lift + 1]), rng, width_m=width,
+                        log=ctx.log)
+            q_lift = plan.segments[lift].trajectory.positions[-1]
+            carrying = planner.group(qpos, allowed=planner.hand_peg(arm), held=plan.held)
+            q, seated = self._seat(ctx, rig, planner, carrying, arm, q_lift, log, rng)
+            if seated or attempt == self.regrasps:
+                break
+            ctx.log.warning("arm %s sets the peg down to pick it again", arm)
+            self._set_down(rig, planner, carrying, arm, plan, lift, q, rng)
         T_grip_peg = plan.T_grip_peg
         R_flat = self._free_end_toward(task.placed_pose(est.T_world_obj, half, self.surface_z)[:3, :3],
                                        T_grip_peg, task.long_axis, rig.estimator.camera.T_world_cam[:3, 3])
@@ -291,7 +302,6 @@ class PegExtrinsics(Stage):
             seen = self._observe(ctx, rig, arm, name, T_peg, fk, log, rng, width)
             return seg.trajectory.positions[-1], seen
 
-        q = self._seat(ctx, rig, planner, carrying, arm, q_lift, log, rng)
         ref, seen, seen_since = None, True, 0
         if self.revisit_every and self.reference_gap_m is not None:
             ref, q, seen = self._reference(arm, R_flat, half, q, log, visit, ctx.log)
@@ -314,7 +324,13 @@ class PegExtrinsics(Stage):
             self._home_after_drop(rig, planner, arm, q, plan.segments[0].trajectory.positions[0],
                                   est.T_world_obj, rng)
             return np.asarray(plan.held.T_attach_obj, float)
-        # back to where the peg was lifted, then the planned carry, place, open, retreat, home
+        self._set_down(rig, planner, carrying, arm, plan, lift, q, rng)
+        return np.asarray(plan.held.T_attach_obj, float)
+
+    @staticmethod
+    def _set_down(rig, planner, carrying, arm, plan, lift, q, rng) -> None:
+        """Back to where the peg was lifted, then the planned carry, place, open, retreat, home."""
+        q_lift = plan.segments[lift].trajectory.positions[-1]
         back = carrying.plan_to_joints({arm: q_lift[carrying.arm_slice(arm)]}, q, rng)
         rig.move(planner.timed(carrying, back.path, "back", back.time_s).trajectory, "back")
         for seg in plan.segments[lift + 1:]:
@@ -323,16 +339,15 @@ class PegExtrinsics(Stage):
             else:
                 rig.move(seg.trajectory, seg.name)
         rig.wait_sim(0.3)
-        return np.asarray(plan.held.T_attach_obj, float)
 
-    def _seat(self, ctx, rig, planner, carrying, arm, q, log, rng) -> np.ndarray:
+    def _seat(self, ctx, rig, planner, carrying, arm, q, log, rng) -> tuple[np.ndarray, bool]:
         """With a form-fit grip (``scene=calib_cell``): unless the fingers' opening is already below
         ``seat_opening_m`` (the pads' studs in the peg's pockets, where it stays put; on the ribs the
         fingers stand wider), swing the wrist (joint 6, ``seat_swing_rad`` out and back, at most
-        ``seat_swings`` times) until it is. Returns the arm's joints; the outcome goes to
-        ``log.seating``."""
+        ``seat_swings`` times) until it is. Returns the arm's joints and whether it seated (True
+        without seating); the outcome goes to ``log.seating``."""
         if not self.seat_swings:
-            return q
+            return q, True
         home = np.asarray(q[carrying.arm_slice(arm)], float)
         out = home.copy()
         room_up = rig.world.robot.arm(arm).upper[5] - home[5] > self.seat_swing_rad + 0.05
@@ -359,7 +374,7 @@ class PegExtrinsics(Stage):
             "arm %s: the peg %s in the grip after %d swing(s) (fingers %.2f -> %.2f mm)", arm,
             "seated" if record["seated"] else "did not seat", record["swings"],
             record["opening_before_mm"], record["opening_after_mm"])
-        return q
+        return q, record["seated"]
 
     def _reference(self, arm, R_flat, half, q, log, visit, logger):
         """The spot revisited after every spot, chosen for how well the camera sees the peg there: over
@@ -558,11 +573,13 @@ class _SpotLog:
     seating: list = dataclasses.field(default_factory=list)   # per arm: did the form-fit grip seat
 
     def counts(self) -> dict[str, int]:
+        final = {r["arm"]: r["seated"] for r in self.seating}   # each arm's last pick
         return {"spots": len(self.observations), "spots_rejected": len(self.rejected),
                 "spots_skipped": len(self.skipped), "spots_dropped": len(self.dropped),
                 "spots_left_out": sum(len(e.get("spots_left_out", [])) for e in self.jumped + self.dropped),
                 "revisits": sum(len(v) - 1 for v in self.references.values()),
-                "unseated_arms": sum(not r["seated"] for r in self.seating)}
+                "unseated_arms": sum(not seated for seated in final.values()),
+                "regrasps": len(self.seating) - len(final)}
 
 
 def _leave_out_since_reference(arm: str, log: _SpotLog) -> list[str]:
