@@ -33,6 +33,18 @@ def test_the_form_fit_grip_seats_and_holds_the_peg_still_over_the_spots(compose,
     assert m["extrinsics.joint_offset_error_deg_max"] < 0.5
 
 
+def test_a_grip_that_does_not_seat_is_set_down_and_picked_again(compose, tmp_path):
+    run = tmp_path / "regrasp"
+    never = ["pipeline.stages.extrinsics.seat_opening_m=0.03", "pipeline.stages.extrinsics.seat_swings=1",
+             "pipeline.stages.extrinsics.regrasps=1", "pipeline.stages.extrinsics.arms=[left]"]
+    cfg = compose(["pipeline=calibrate_peg", *FAST, "pipeline.params.grid=[2,2]", "seed=7", *never],
+                  run_dir=run)
+    run_config(cfg, run)   # one arm, four spots: the fit's outcome is not the point
+    seating = json.loads((run / "extrinsics" / "spots.json").read_text())["seating"]
+    assert [(r["arm"], r["seated"], r["swings"]) for r in seating] == [("left", False, 1), ("left", False, 1)]
+    assert json.loads((run / "metrics.json").read_text())["extrinsics.regrasps"] == 1
+
+
 def test_peg_spots_are_carried_seen_and_fitted(compose, tmp_path):
     run = tmp_path / "peg"
     offsets = "{left:[0.5,-0.3,0.4,0.2,-0.6,0.4,-0.5],right:[-0.4,0.3,-0.2,0.5,0.3,-0.4,0.6]}"
@@ -85,6 +97,8 @@ def test_peg_extrinsics_names_a_missing_region():
         PegExtrinsics({}, region=regions, frames=0)
     with pytest.raises(ConfigError, match="seat_swings must be >= 0"):
         PegExtrinsics({}, region=regions, seat_swings=-1)
+    with pytest.raises(ConfigError, match="regrasps must be >= 0"):
+        PegExtrinsics({}, region=regions, regrasps=-1)
     with pytest.raises(ConfigError, match="max_revisit_shift_px must be > 0"):
         PegExtrinsics({}, region=regions, max_revisit_shift_px=0)
     with pytest.raises(ConfigError, match="at least 3 spots"):
