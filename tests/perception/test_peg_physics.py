@@ -1,7 +1,9 @@
-"""The peg in physics: it settles when dropped, and a parallel gripper holds it by friction.
+"""The peg in physics: it settles when dropped, a parallel gripper holds it by friction (where it
+walks in the fingers), and calib_cell's form-fit grip holds it still.
 
 ``python -m tests.perception.test_peg_physics`` prints how far the held peg walks in the fingers
-per wrist swing at three physics steps (the README's figures)."""
+per wrist swing at three physics steps, and how far it moves over two swings and 4 s still held
+by friction and by the form-fit grip (the README's figures)."""
 
 from __future__ import annotations
 
