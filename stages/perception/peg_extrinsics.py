@@ -60,7 +60,8 @@ class PegExtrinsics(Stage):
     of the reference are left out — and the hand opens and goes home around it; the next arm finds
     it where it lies. A peg that jumps in the fingers (its tag
     corners more than ``max_revisit_shift_px`` apart between two views of the reference) leaves
-    the arm's spots since the last view out and ends them. A fit leaving more than
+    the arm's spots since the last view out and ends them. A form-fit grip that does not seat is
+    set down and picked again (``regrasps`` times), then fails the run typed. A fit leaving more than
     ``max_residual_px`` on the tag corners of its median spot fails (PerceptionError) rather than
     save a calibration; a few spots where the peg slipped are the robust loss's outliers."""
 
@@ -282,8 +283,13 @@ class PegExtrinsics(Stage):
             q_lift = plan.segments[lift].trajectory.positions[-1]
             carrying = planner.group(qpos, allowed=planner.hand_peg(arm), held=plan.held)
             q, seated = self._seat(ctx, rig, planner, carrying, arm, q_lift, log, rng)
-            if seated or attempt == self.regrasps:
+            if seated:
                 break
+            if attempt == self.regrasps:   # held, but not in a way one constant grasp describes
+                raise PerceptionError(
+                    f"extrinsics: the peg did not seat in arm {arm!r}'s grip in {attempt + 1} pick(s) "
+                    f"(fingers at {log.seating[-1]['opening_after_mm']:.2f} mm, seated below "
+                    f"{self.seat_opening_m * 1000:.1f}); see spots.json seating")
             ctx.log.warning("arm %s sets the peg down to pick it again", arm)
             self._set_down(rig, planner, carrying, arm, plan, lift, q, rng)
         T_grip_peg = plan.T_grip_peg

@@ -33,16 +33,18 @@ def test_the_form_fit_grip_seats_and_holds_the_peg_still_over_the_spots(compose,
     assert m["extrinsics.joint_offset_error_deg_max"] < 0.5
 
 
-def test_a_grip_that_does_not_seat_is_set_down_and_picked_again(compose, tmp_path):
+def test_a_grip_that_does_not_seat_is_picked_again_then_fails_typed(compose, tmp_path):
     run = tmp_path / "regrasp"
     never = ["pipeline.stages.extrinsics.seat_opening_m=0.03", "pipeline.stages.extrinsics.seat_swings=1",
              "pipeline.stages.extrinsics.regrasps=1", "pipeline.stages.extrinsics.arms=[left]"]
     cfg = compose(["pipeline=calibrate_peg", *FAST, "pipeline.params.grid=[2,2]", "seed=7", *never],
                   run_dir=run)
-    run_config(cfg, run)   # one arm, four spots: the fit's outcome is not the point
+    record = run_config(cfg, run)   # never seated: no calibration from a grip one grasp does not describe
+    assert not record.ok and "did not seat in arm 'left'" in str(record.error), record.error
     seating = json.loads((run / "extrinsics" / "spots.json").read_text())["seating"]
     assert [(r["arm"], r["seated"], r["swings"]) for r in seating] == [("left", False, 1), ("left", False, 1)]
     assert json.loads((run / "metrics.json").read_text())["extrinsics.regrasps"] == 1
+    assert json.loads((run / "status.json").read_text())["failed_stage"] == "extrinsics"
 
 
 def test_peg_spots_are_carried_seen_and_fitted(compose, tmp_path):
