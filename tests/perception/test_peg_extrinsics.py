@@ -27,7 +27,7 @@ def test_the_form_fit_grip_seats_and_holds_the_peg_still_over_the_spots(compose,
     spots = json.loads((run / "extrinsics" / "spots.json").read_text())
     assert [r["arm"] for r in spots["seating"]] == ["left", "right"]
     assert all(r["seated"] and r["opening_after_mm"] < 41.5 for r in spots["seating"]), spots["seating"]
-    assert m["extrinsics.unseated_arms"] == 0 and m["extrinsics.revisits"] == 0
+    assert m["extrinsics.unseated_arms"] == 0 and m["extrinsics.revisits"] >= 2
     assert m["extrinsics.spots"] >= 6
     assert m["extrinsics.grasp_slip_m_max"] < 0.5e-3   # friction alone: ~10 mm over a run
     assert m["extrinsics.joint_offset_error_deg_max"] < 0.5
