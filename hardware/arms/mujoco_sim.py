@@ -177,7 +177,7 @@ class PhysicsSim:
             goal = self._goals.get(arm)
             if goal is not None and t + 1e-12 >= goal.start_stamp:
                 tr = goal.trajectory
-                tau = t - goal.start_stamp
+                tau = max(t - goal.start_stamp, 0.0)   # started within the tolerance: at its first sample
                 if goal.started_s is None:
                     goal.started_s = t
                 if tau >= tr.times[-1]:

@@ -139,3 +139,18 @@ def test_concurrent_access_never_crashes_or_corrupts(world):
     assert sim.error is None
     times, qpos = sim.recorded()
     assert np.all(np.diff(times) > 0) and np.all(np.isfinite(qpos))
+
+
+def test_a_goal_started_a_hair_before_its_stamp_is_at_its_first_sample(world):
+    # the step that starts a goal may sit up to 1e-12 s before its stamp: a negative time into the
+    # trajectory once interpolated between its last and first samples (a one-sample trajectory: NaN)
+    sim, _ = rig(world)
+    arm = world.robot.arms[0]
+    q = world.home_qpos()[list(arm.qpos_indices)]
+    for n in (1, 3):
+        still = ArmTrajectory(arm.joints, np.arange(n) * 0.008, np.tile(q, (n, 1)), np.zeros((n, len(q))),
+                              np.zeros((n, len(q))))
+        sim.submit(arm.name, still, sim.clock() + 5e-13)
+        sim.step()
+        assert np.all(np.isfinite(sim.data.ctrl)), n
+        assert np.allclose(sim.data.ctrl[list(arm.joint_actuator_ids)], q, atol=1e-6), n
