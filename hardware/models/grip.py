@@ -36,6 +36,7 @@ waits for, swinging the wrist). Both are scene-object builders::
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping
 from typing import Any
 
@@ -78,8 +79,8 @@ def add_peg_pockets(spec, name: str, params: Mapping[str, Any], context) -> None
     if body is None or peg is None:
         raise ConfigError(f"{where}.body={body_name!r}: no tagged peg of that name in the scene "
                           "(add it first: hardware.models.peg:add_tagged_peg)")
-    pitch, rib = _positive(cfg, "pitch_m", where, 0.005), _positive(cfg, "rib_m", where, 0.0015)
-    depth, half_len = _positive(cfg, "depth_m", where, 0.0025), _positive(cfg, "half_length_m", where, 0.03)
+    pitch, rib = _positive(cfg, "pitch_m", where, 0.005), _positive(cfg, "rib_m", where, 0.002)
+    depth, half_len = _positive(cfg, "depth_m", where, 0.002), _positive(cfg, "half_length_m", where, 0.03)
     hx, hy, hz = (float(v) for v in peg.size)
     if rib >= pitch or not rib / np.sqrt(2) < depth < min(hx, hy) / 2 or half_len >= hz:
         raise ConfigError(f"{where}: need rib_m < pitch_m, rib_m/sqrt(2) < depth_m < a quarter of the peg's "
@@ -87,7 +88,7 @@ def add_peg_pockets(spec, name: str, params: Mapping[str, Any], context) -> None
                           f"depth {depth}, half_length {half_len}")
     peg.contype, peg.conaffinity = 0, 0          # the tagged box: the visual surface and the mass
     friction, condim = list(peg.friction), int(peg.condim)
-    count = iter(range(10_000))
+    count = itertools.count()
 
     def box(half, pos, turn=None):
         quat = [1.0, 0.0, 0.0, 0.0]

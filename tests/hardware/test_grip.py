@@ -27,6 +27,7 @@ def test_the_grip_is_collision_geometry_the_camera_does_not_see(tmp_path):
     assert m.geom_contype[box] == 0 and m.geom_conaffinity[box] == 0          # visual surface, mass
     grip = [g for g in _geoms(m, "peg") if m.geom_contype[g] and g != box]
     assert len(grip) > 20 and all(m.geom_group[g] == 3 for g in grip)
+
     def peg_mass(model):
         return model.body_mass[mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, "peg")]
 
@@ -51,16 +52,5 @@ def test_the_grip_is_collision_geometry_the_camera_does_not_see(tmp_path):
     ({"colour": 1}, "unknown key"),
 ])
 def test_bad_pocket_settings_fail_naming_the_key(tmp_path, change, message):
-    import yaml
-
-    from stages.scene import build_world
-    from tests.conftest import REPO
-
-    robot = yaml.safe_load((REPO / "conf/robot/twin_panda.yaml").read_text())
-    scene = yaml.safe_load((REPO / "conf/scene/table.yaml").read_text())
-    scene.update({k: v for k, v in yaml.safe_load((REPO / "conf/scene/peg_table.yaml").read_text()).items()
-                  if k != "defaults"})
-    grip = yaml.safe_load((REPO / "conf/scene/calib_cell.yaml").read_text())["objects"]
-    scene["objects"]["grip_pockets"] = {**grip["grip_pockets"], **change}
     with pytest.raises(ConfigError, match=message):
-        build_world(robot, scene, asset_dir=tmp_path)
+        _peg_world(tmp_path, form_fit=True, pockets=change)

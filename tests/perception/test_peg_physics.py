@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 
-def _peg_world(asset_dir, form_fit: bool = False, along_m: float = 0.0):
+def _peg_world(asset_dir, form_fit: bool = False, along_m: float = 0.0, pockets=None):
     """The peg lying on the table along world y (``along_m`` off the hand's line); ``form_fit``:
-    with calib_cell's pockets and studs."""
+    with calib_cell's pockets (settings changed by ``pockets``) and studs."""
     import yaml
 
     from stages.scene import build_world
@@ -25,7 +25,8 @@ def _peg_world(asset_dir, form_fit: bool = False, along_m: float = 0.0):
     scene.update({k: v for k, v in extra.items() if k != "defaults"})
     if form_fit:
         grip = yaml.safe_load((REPO / "conf/scene/calib_cell.yaml").read_text())["objects"]
-        scene["objects"].update({k: grip[k] for k in ("grip_pockets", "pad_studs")})
+        scene["objects"].update({"grip_pockets": {**grip["grip_pockets"], **(pockets or {})},
+                                 "pad_studs": grip["pad_studs"]})
     scene["objects"]["peg"]["pos"] = [0.55, 0.2 + along_m, 0.77]     # lying on a long face, along world y
     return build_world(robot, scene, asset_dir=asset_dir)
 
