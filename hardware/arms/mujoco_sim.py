@@ -143,7 +143,7 @@ class PhysicsSim:
         goal = Goal(arm, trajectory, float(start_stamp))
         with self.lock:
             if self.data.time > start_stamp:
-                goal.outcome, goal.reason = Outcome.REJECTED, (
+                goal.outcome, goal.reason = Outcome.LATE, (
                     f"start stamp {start_stamp:.4f} s already passed (now {self.data.time:.4f} s)")
                 goal.done.set()
                 return goal
@@ -232,6 +232,8 @@ class PhysicsSim:
             self._thread.join()
             self._thread = None
 
+    MAX_LAG_S = 0.005   # wall seconds the stepping may fall behind its pace before the pace restarts
+
     def _loop(self) -> None:
         dt = float(self.model.opt.timestep)
         wall0, sim0 = time.perf_counter(), self.clock()
@@ -241,6 +243,11 @@ class PhysicsSim:
                 ahead = (self.data.time - sim0) / self.speed - (time.perf_counter() - wall0)
                 if ahead > 0:
                     time.sleep(min(ahead, dt / self.speed))   # below real time a step waits longer
+                elif ahead < -self.MAX_LAG_S:
+                    # a stall (a busy machine, the GIL held by planning) is not caught up by stepping at
+                    # full speed: the clock, like a robot's, never runs faster than its pace, so a start
+                    # stamp computed "now + lead" is not overrun by a burst of catch-up steps
+                    wall0, sim0 = time.perf_counter(), float(self.data.time)
         except BaseException as exc:  # noqa: BLE001 - surfaced to the drivers
             self.error = exc
             with self.lock:

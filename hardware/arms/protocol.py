@@ -24,6 +24,7 @@ class Outcome(enum.StrEnum):
     FAILED = "failed"
     REJECTED = "rejected"
     TIMEOUT = "timeout"
+    LATE = "late"   # the start stamp had passed when the goal arrived; the arm did not move
 
 
 @dataclass(frozen=True)

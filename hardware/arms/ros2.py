@@ -19,7 +19,8 @@ How it maps the protocol onto ROS 2
   at once (the controller then holds position); ``execute`` returns CANCELLED.
 - **State**: the latest ``sensor_msgs/JointState`` on ``state_topic`` (default
   ``/joint_states``), reordered to the arm's joints.
-- **Results**: goal refused or aborted as invalid / with an old header stamp → REJECTED; aborted
+- **Results**: goal refused or aborted as invalid → REJECTED; with an old header stamp → LATE (the
+  executor sends it again on a later stamp when no arm has moved); aborted
   for tolerance violations → FAILED; canceled → CANCELLED; succeeded → SUCCEEDED; no result in
   time → TIMEOUT. ``started_s`` is estimated from the controller's feedback
   (feedback stamp − desired ``time_from_start``), else the start stamp.
@@ -80,7 +81,8 @@ STATUS_SUCCEEDED, STATUS_CANCELED, STATUS_ABORTED = 4, 5, 6
 # control_msgs/action/FollowJointTrajectory result error codes
 ERROR_CODES = {0: "SUCCESSFUL", -1: "INVALID_GOAL", -2: "INVALID_JOINTS", -3: "OLD_HEADER_TIMESTAMP",
                -4: "PATH_TOLERANCE_VIOLATED", -5: "GOAL_TOLERANCE_VIOLATED"}
-REFUSED_CODES = (-1, -2, -3)   # the controller would not run the goal as sent
+REFUSED_CODES = (-1, -2)   # the controller would not run the goal as sent
+OLD_HEADER_TIMESTAMP = -3  # the start stamp had passed when the goal arrived: the arm did not move
 INT32_MAX = 2**31 - 1
 
 
@@ -183,6 +185,8 @@ def outcome_from_result(status: int, error_code: int = 0, error_string: str = ""
         return Outcome.SUCCEEDED, ""
     if status == STATUS_CANCELED:
         return Outcome.CANCELLED, "goal canceled" + (f" ({detail})" if error_string else "")
+    if int(error_code) == OLD_HEADER_TIMESTAMP:
+        return Outcome.LATE, f"controller refused the goal: {detail}"
     if int(error_code) in REFUSED_CODES:
         return Outcome.REJECTED, f"controller refused the goal: {detail}"
     if status in (STATUS_SUCCEEDED, STATUS_ABORTED):

@@ -58,7 +58,7 @@ class StartOnArrival(DriverWrapper):
                 on_sent=None) -> GoalResult:
         for _ in range(5):   # "now" can pass between reading the clock and submitting: retry
             result = self.inner.execute(trajectory, self.inner.clock() + self.step_s, cancel, on_sent)
-            if not (result.outcome == Outcome.REJECTED and "already passed" in result.reason):
+            if result.outcome != Outcome.LATE:
                 return result
         return result
 
@@ -116,8 +116,8 @@ class BenchExecute(Stage):
 
     def _execute(self, world, per_arm, q0, names, seed, naive=False, fail=None):
         sim, drivers = self._robot(world, q0, names, seed, naive, fail)
-        executor = SynchronizedExecutor(drivers, self.start_buffer_s,
-                                        float(self.hw.get("ack_timeout_s", 2.0)), clock_speed=self.speed)
+        executor = SynchronizedExecutor.from_hardware(drivers, self.hw, start_buffer_s=self.start_buffer_s,
+                                                      clock_speed=self.speed)
         executor.slowest_send_s = self._slowest_send_s
         with sim:
             report = executor.run(per_arm)
@@ -232,8 +232,7 @@ class BenchExecute(Stage):
         sim, drivers = simulated_robot(world, q0, names, hw, seed)
         with sim:
             for arm, tr in per_arm.items():
-                report = SynchronizedExecutor({arm: drivers[arm]}, float(hw.get("start_buffer_s", 0.1)),
-                                              clock_speed=self.speed).run({arm: tr})
+                report = SynchronizedExecutor.from_hardware({arm: drivers[arm]}, hw).run({arm: tr})
                 if not report.ok:
                     raise ExecutionError(f"sequential baseline: {report.failure()}")
             sim.run_until_idle(1.0)

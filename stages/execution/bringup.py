@@ -456,15 +456,14 @@ class BringUpProtocol:
         stamp_box: list[float] = []
         stamp_ready = threading.Event()
 
-        def on_stamp(t: float) -> None:
-            if not stamp_box:
-                stamp_box.append(t)
+        def on_stamp(t: float) -> None:   # a stamp that passed is retried: the last one is the motion's
+            stamp_box.append(t)
             stamp_ready.set()
 
         taps = {a: _StampTap(self.drivers[a], on_stamp, self._count_goal) for a in per_arm}
         lead = max(s.start_buffer_s, 1.5 * max_send_latency_s * s.clock_speed)
         executor = SynchronizedExecutor(taps, start_buffer_s=lead, ack_timeout_s=s.ack_timeout_s,
-                                        clock_speed=s.clock_speed)
+                                        clock_speed=s.clock_speed, max_start_lead_s=s.max_start_lead_s)
         cancel = CancelEvent()
         duration = float(next(iter(per_arm.values())).times[-1])
         cancel_clock: list[float] = []
@@ -473,8 +472,8 @@ class BringUpProtocol:
         def watch() -> None:   # raise the cancel test's cancel at start stamp + cancel_at_s
             if not stamp_ready.wait(lead / s.clock_speed + s.ack_timeout_s):
                 return
-            at = stamp_box[0] + float(cancel_at_s)
             while not stop_watch.is_set() and not cancel.is_set():
+                at = stamp_box[-1] + float(cancel_at_s)
                 now = self.clock()
                 if now >= at:
                     cancel_clock.append(now)

@@ -81,6 +81,7 @@ class BringUpSettings:
     rate_hz: float = 125.0
     sample_period_s: float = 0.002        # wall period of the state recorder
     start_buffer_s: float = 0.1           # minimum lead of the shared start stamp (driver clock)
+    max_start_lead_s: float = 1.0         # a passed stamp is retried with twice the lead, up to this (wall)
     ack_timeout_s: float = 2.0
     clock_speed: float = 1.0              # driver-clock seconds per wall second (sim speed)
     config_prefix: str = "pipeline.stages.bringup"   # how the messages name the settings

@@ -81,6 +81,7 @@ class BringUp(Stage):
         self.settings = BringUpSettings.from_config(
             {**settings, "clock_speed": float(self.hw.get("speed", 1.0)),
              "start_buffer_s": float(self.hw.get("start_buffer_s", 0.1)),
+             "max_start_lead_s": float(self.hw.get("max_start_lead_s", 1.0)),
              "ack_timeout_s": float(self.hw.get("ack_timeout_s", 2.0))})
 
     def _robot(self, world, seed: int):

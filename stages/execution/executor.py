@@ -8,14 +8,21 @@
 4. If any arm fails, is rejected, times out, or the run is interrupted, a shared
    cancel event stops every other arm mid-motion (drivers subscribe to it, so the
    stop goes out from the failing thread at once — no polling).
+5. If the stamp is about to pass before every arm has acknowledged its goal (a slow send,
+   a busy machine), or a driver reports it passed (``Outcome.LATE``), and no arm has moved
+   yet, the goals sent are cancelled and all are sent again on a new stamp with twice the
+   lead, up to ``max_start_lead_s``; an arm that already started is never re-sent (that is
+   the cancel-all of 4).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -31,6 +38,11 @@ class ExecutionReport:
     cancel_reason: str | None
     cancel_latency_s: float | None  # from the cancel to the last arm commanded to hold
     send_latency_s: dict[str, float] = field(default_factory=dict)
+    leads_s: tuple[float, ...] = ()   # the stamp's lead of every try (clock s); the last one ran
+
+    @property
+    def stamp_retries(self) -> int:
+        return max(len(self.leads_s) - 1, 0)
 
     @property
     def ok(self) -> bool:
@@ -77,31 +89,78 @@ class SynchronizedExecutor:
 
     ``start_buffer_s`` is the minimum lead of the stamp over "now" in wall seconds; it grows
     to ``safety × (slowest send seen)`` when sends are slow (× ``clock_speed`` on the clock).
+    Every arm must acknowledge its goal within the first ``1 − STAMP_GUARD`` of the lead; if
+    one does not (or a driver answers ``LATE``) and no arm has moved, all are sent again with
+    twice the lead, as long as it stays within ``max_start_lead_s`` (wall seconds).
     ``ack_timeout_s``: a goal that has not come back by its motion's end plus this
     is declared TIMEOUT and everything is cancelled.
     """
 
+    STAMP_GUARD = 0.25   # the last quarter of the lead is kept clear of sends: the goals sent are
+    #                      cancelled before the stamp so that no arm starts alone
+
     def __init__(self, drivers: Mapping[str, ArmDriver], start_buffer_s: float = 0.05,
-                 ack_timeout_s: float = 2.0, send_safety: float = 1.5, clock_speed: float = 1.0):
+                 ack_timeout_s: float = 2.0, send_safety: float = 1.5, clock_speed: float = 1.0,
+                 max_start_lead_s: float = 1.0):
         self.drivers = dict(drivers)
         self.start_buffer_s = float(start_buffer_s)
         self.ack_timeout_s = float(ack_timeout_s)
         self.send_safety = float(send_safety)
         self.clock_speed = float(clock_speed)
+        self.max_start_lead_s = max(float(max_start_lead_s), self.start_buffer_s)
         self.slowest_send_s = 0.0
+
+    @classmethod
+    def from_hardware(cls, drivers: Mapping[str, ArmDriver], hardware: Mapping[str, Any],
+                      **overrides) -> SynchronizedExecutor:
+        """The executor the ``hardware`` settings describe (start_buffer_s, ack_timeout_s, speed,
+        max_start_lead_s); ``overrides`` replace any of its keyword arguments."""
+        kwargs = {"start_buffer_s": float(hardware.get("start_buffer_s", 0.1)),
+                  "ack_timeout_s": float(hardware.get("ack_timeout_s", 2.0)),
+                  "clock_speed": float(hardware.get("speed", 1.0)),
+                  "max_start_lead_s": float(hardware.get("max_start_lead_s", 1.0)), **overrides}
+        return cls(drivers, **kwargs)
 
     def lead_s(self) -> float:
         """Lead of the stamp in clock seconds: the buffer or the slowest send (wall), × clock speed."""
-        return max(self.start_buffer_s, self.send_safety * self.slowest_send_s) * self.clock_speed
+        return min(max(self.start_buffer_s, self.send_safety * self.slowest_send_s),
+                   self.max_start_lead_s) * self.clock_speed
 
     def run(self, per_arm: Mapping[str, ArmTrajectory], cancel: CancelEvent | None = None) -> ExecutionReport:
+        """Run every arm from one stamp; a stamp that passes before any arm moved is retried."""
         unknown = set(per_arm) - set(self.drivers)
         if unknown:
             raise ExecutionError(f"no driver for arm(s) {sorted(unknown)}; drivers: {sorted(self.drivers)}")
         check_shared_timestamps(per_arm)
-        cancel = cancel or CancelEvent()
-        clock = next(iter(self.drivers.values())).clock
+        outer = cancel or CancelEvent()
+        leads: list[float] = []
         lead = self.lead_s()
+        while True:
+            leads.append(lead)
+            report, late = self._attempt(per_arm, outer, lead)
+            started = any(np.isfinite(r.started_s) for r in report.results.values())
+            report.leads_s = tuple(leads)
+            if not late or started or outer.is_set():
+                return report
+            if lead >= self.max_start_lead_s * self.clock_speed * (1 - 1e-9):
+                tried = ", ".join(f"{x / self.clock_speed:.3g}" for x in leads)
+                report.cancel_reason = (f"the start stamp passed before arm(s) {late} acknowledged their "
+                                        f"goals, on every try (leads tried: {tried} s wall; "
+                                        "hardware.max_start_lead_s bounds them)")
+                for arm in late:
+                    r = report.results[arm]
+                    if r.outcome in (Outcome.CANCELLED, Outcome.LATE):
+                        report.results[arm] = dataclasses.replace(r, outcome=Outcome.LATE,
+                                                                  reason=report.cancel_reason)
+                return report
+            lead = min(2.0 * lead, self.max_start_lead_s * self.clock_speed)
+
+    def _attempt(self, per_arm: Mapping[str, ArmTrajectory], outer: CancelEvent,
+                 lead: float) -> tuple[ExecutionReport, list[str]]:
+        """One try on one stamp; also the arms that had not acknowledged before it (else [])."""
+        cancel = CancelEvent()
+        outer.subscribe(lambda: cancel.set(outer.reason))
+        clock = next(iter(self.drivers.values())).clock
         stamp = clock() + lead
         results: dict[str, GoalResult] = {}
         acked = {arm: threading.Event() for arm in per_arm}
@@ -117,20 +176,28 @@ class SynchronizedExecutor:
             if not result.ok:
                 cancel.set(f"arm {arm!r} {result.outcome.value}: {result.reason}")
 
+        t_wall = time.perf_counter()
         threads = {arm: threading.Thread(target=run_arm, args=(arm,), name=f"arm-{arm}", daemon=True)
                    for arm in per_arm}
         for t in threads.values():
             t.start()
         duration = float(next(iter(per_arm.values())).times[-1])
-        t_wall = time.perf_counter()
-        ack_deadline = t_wall + lead / self.clock_speed + self.ack_timeout_s
-        deadline = t_wall + (lead + duration) / self.clock_speed + self.ack_timeout_s
+        # the clock runs at most clock_speed × wall (the simulation never catches up on a stall), so
+        # at this wall deadline the stamp is still ahead on the clock: no arm has started yet
+        ack_deadline = t_wall + (1.0 - self.STAMP_GUARD) * lead / self.clock_speed
+        late: list[str] = []
         try:
-            for arm, ev in acked.items():
-                if not ev.wait(max(0.0, ack_deadline - time.perf_counter())) and arm not in results:
-                    cancel.set(f"arm {arm!r} timeout: goal not acknowledged within {self.ack_timeout_s:.2f} s "
-                               "of the start stamp")
-                    break
+            for ev in acked.values():
+                ev.wait(max(0.0, ack_deadline - time.perf_counter()))
+            late = [a for a, ev in acked.items() if not ev.is_set()]
+            if late:
+                cancel.set(f"arm(s) {late} had not acknowledged their goals "
+                           f"{(1 - self.STAMP_GUARD) * lead:.3f} s into the stamp's {lead:.3f} s lead")
+            # the motion ends on the driver's clock (a simulation may run slower than its pace on a busy
+            # machine); from then each arm has ack_timeout_s (wall) to report
+            while len(results) < len(threads) and clock() < stamp + duration:
+                time.sleep(0.01)
+            deadline = time.perf_counter() + self.ack_timeout_s
             for arm, t in threads.items():
                 t.join(max(0.0, deadline - time.perf_counter()))
                 if t.is_alive():
@@ -143,9 +210,10 @@ class SynchronizedExecutor:
             for t in threads.values():
                 t.join(self.ack_timeout_s)
             raise
-        for arm, t in threads.items():
+        for arm in threads:
             if arm not in results:
                 results[arm] = GoalResult(arm, Outcome.TIMEOUT, "the goal was never acknowledged")
+        late += [a for a, r in results.items() if r.outcome == Outcome.LATE and a not in late]
         sends = {a: r.send_latency_s for a, r in results.items() if np.isfinite(r.send_latency_s)}
         if sends:
             self.slowest_send_s = max(self.slowest_send_s, *sends.values())
@@ -154,4 +222,4 @@ class SynchronizedExecutor:
             stops = [r.stopped_wall_s for r in results.values() if np.isfinite(r.stopped_wall_s)]
             latency = max(stops) - cancel.set_wall_s if stops else None
         return ExecutionReport(results, stamp, lead, cancel.reason if cancel.is_set() else None,
-                               latency, sends)
+                               latency, sends), late

@@ -14,8 +14,8 @@ from stages.execution.replay import colliding_states, render_states, tracking_er
 from stages.graph import Stage, StageContext, StageResult
 
 FAULT_KEYS = ("send_latency_s", "send_jitter_s", "fail_at_s", "reject", "hang")
-HARDWARE_KEYS = ("driver", "speed", "start_buffer_s", "ack_timeout_s", "faults", "video", "seed",
-                 "joint_offsets_deg", "timestep_s")
+HARDWARE_KEYS = ("driver", "speed", "start_buffer_s", "max_start_lead_s", "ack_timeout_s", "faults", "video",
+                 "seed", "joint_offsets_deg", "timestep_s")
 
 
 def hardware_settings(cfg: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -109,9 +109,7 @@ class Execute(Stage):
         arms = {a.name: a.joints for a in world.robot.arms if set(a.joints) <= set(names)}
         per_arm = split_trajectory(trajectory, arms)
         sim, drivers = simulated_robot(world, trajectory.positions[0], names, self.hw, ctx.seed)
-        executor = SynchronizedExecutor(drivers, float(self.hw.get("start_buffer_s", 0.1)),
-                                        float(self.hw.get("ack_timeout_s", 2.0)),
-                                        clock_speed=float(self.hw.get("speed", 1.0)))
+        executor = SynchronizedExecutor.from_hardware(drivers, self.hw)
         with sim:
             report = executor.run(per_arm)
             sim.run_until_idle(1.0)
@@ -131,6 +129,7 @@ class Execute(Stage):
         m: dict[str, Any] = {
             "start_skew_s": report.start_skew_s, "states": int(len(times)),
             "colliding_states": int(colliding.sum()), "start_buffer_s": report.start_buffer_s,
+            "start_lead_s": report.start_buffer_s, "stamp_retries": report.stamp_retries,
             "ok": report.ok,
             **{f"{a}_outcome": r.outcome.value for a, r in report.results.items()},
             **{f"{a}_send_latency_s": v for a, v in report.send_latency_s.items()},
@@ -182,8 +181,7 @@ class Sequential(Stage):
         outcomes = {}
         with sim:
             for arm, tr in per_arm.items():
-                executor = SynchronizedExecutor({arm: drivers[arm]}, float(hw.get("start_buffer_s", 0.1)),
-                                                clock_speed=float(hw.get("speed", 1.0)))
+                executor = SynchronizedExecutor.from_hardware({arm: drivers[arm]}, hw)
                 outcomes[arm] = executor.run({arm: tr}).results[arm].outcome.value
             sim.run_until_idle(1.0)
         times, qpos = sim.recorded()

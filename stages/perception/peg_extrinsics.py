@@ -223,7 +223,7 @@ class PegExtrinsics(Stage):
                     grasps[a] = self._arm_spots(ctx, rig, planner, a, half, fk, log, rng)
         finally:
             rig.close()
-            ctx.metrics.update(log.counts())
+            ctx.metrics.update({**log.counts(), "stamp_retries": rig.stamp_retries})
             ctx.save("spots.json", JsonFile({"spots": log.entries, "rejected": log.rejected,   # kept on
                                              "skipped": log.skipped, "dropped": log.dropped,   # failure
                                              "jumped": log.jumped, "seating": log.seating}))

@@ -35,8 +35,8 @@ class ResetRig:
             driver = MujocoArmDriver(self.sim, a.name, a.joints, joint_offsets_rad(hardware, a))
             faults = active_faults((hardware.get("faults") or {}).get(a.name))
             self.drivers[a.name] = FaultyDriver(driver, seed=seed + k, **faults) if faults else driver
-        self.executor = SynchronizedExecutor(self.drivers, float(hardware.get("start_buffer_s", 0.1)),
-                                             float(hardware.get("ack_timeout_s", 2.0)), clock_speed=self.speed)
+        self.executor = SynchronizedExecutor.from_hardware(self.drivers, hardware)
+        self.stamp_retries = 0   # start stamps that passed before every arm had its goal, sent again
         self.grippers = {a.name: a.gripper for a in world.robot.arms if a.gripper is not None}
         for g in self.grippers.values():
             for act in g.actuator_ids:
@@ -132,6 +132,7 @@ class ResetRig:
     def move(self, trajectory, name: str) -> None:
         arms = {a.name: a.joints for a in self.world.robot.arms}
         report = self.executor.run(split_trajectory(trajectory, arms))
+        self.stamp_retries += report.stamp_retries
         if not report.ok:
             raise ExecutionError(f"segment {name!r}: {report.failure()}")
 

@@ -95,6 +95,7 @@ class Reset(Stage):
                                     self.max_attempts, ctx.log)
         finally:
             rig.close()
+            ctx.metrics["stamp_retries"] = rig.stamp_retries
         ctx.metrics.update(outcome.metrics)
         self._save(ctx, world, rig, outcome)
         if not outcome.success:

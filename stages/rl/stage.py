@@ -95,6 +95,7 @@ class RLLoop(Stage):
                                                         ".jsonl"))
         finally:
             rig.close()
+            ctx.metrics["stamp_retries"] = rig.stamp_retries
         summary = summarize(records)
         ctx.save("summary.json", JsonFile(summary))
         return StageResult(outputs={"episodes": records}, metrics=summary)

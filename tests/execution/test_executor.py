@@ -1,3 +1,5 @@
+import subprocess
+import sys
 import threading
 
 import numpy as np
@@ -7,7 +9,7 @@ from omegaconf import OmegaConf
 from hardware.arms.faults import FaultyDriver
 from hardware.arms.mujoco_driver import MujocoArmDriver
 from hardware.arms.mujoco_sim import PhysicsSim
-from hardware.arms.protocol import ArmTrajectory, CancelEvent, Outcome
+from hardware.arms.protocol import ArmTrajectory, CancelEvent, DriverWrapper, Outcome
 from stages.errors import ExecutionError
 from stages.execution.executor import SynchronizedExecutor, check_shared_timestamps, split_trajectory
 from stages.planning.path import JointPath
@@ -154,3 +156,90 @@ def test_a_goal_started_a_hair_before_its_stamp_is_at_its_first_sample(world):
         sim.step()
         assert np.all(np.isfinite(sim.data.ctrl)), n
         assert np.allclose(sim.data.ctrl[list(arm.joint_actuator_ids)], q, atol=1e-6), n
+
+
+def test_a_stamp_that_passes_before_every_goal_is_sent_is_sent_again_with_more_lead(world):
+    # the left goal takes 300 ms to send; the first leads (10, 20, ..., 320 ms) pass before it is sent
+    sim, drivers = rig(world, faults={"left": {"send_latency_s": 0.3}})
+    with sim:
+        report = SynchronizedExecutor(drivers, start_buffer_s=0.01, clock_speed=sim.speed).run(move(world))
+    assert report.ok, report.failure()
+    assert report.stamp_retries >= 1
+    assert report.leads_s == tuple(0.01 * sim.speed * 2 ** k for k in range(len(report.leads_s)))
+    assert report.start_buffer_s == report.leads_s[-1]
+    assert report.start_skew_s == 0.0   # one physics step starts both
+
+
+def test_a_stamp_that_keeps_passing_fails_typed_naming_the_arm_and_the_leads(world):
+    sim, drivers = rig(world, faults={"left": {"send_latency_s": 0.5}})
+    with sim:
+        report = SynchronizedExecutor(drivers, start_buffer_s=0.02, clock_speed=sim.speed,
+                                      max_start_lead_s=0.1).run(move(world))
+    assert not report.ok
+    assert report.results["left"].outcome == Outcome.LATE
+    assert report.results["right"].outcome == Outcome.CANCELLED
+    assert not np.isfinite(report.results["right"].started_s)   # nothing moved
+    assert [round(x / sim.speed, 3) for x in report.leads_s] == [0.02, 0.04, 0.08, 0.1]
+    assert "'left'" in report.failure() and "0.02, 0.04, 0.08, 0.1 s" in report.failure()
+
+
+class AcknowledgesThenArrivesLate(DriverWrapper):
+    """Acknowledges at once, but its goal reaches the controller after the stamp (as a ROS 2
+    controller that aborts with OLD_HEADER_TIMESTAMP once it gets to the goal)."""
+
+    def execute(self, trajectory, start_stamp, cancel, on_sent=None):
+        on_sent()
+        while self.inner.clock() < start_stamp + 0.1:
+            threading.Event().wait(0.002)
+        return self.inner.execute(trajectory, start_stamp, cancel)
+
+
+def test_a_passed_stamp_with_an_arm_already_moving_cancels_all_and_is_not_sent_again(world):
+    sim, drivers = rig(world)
+    drivers["left"] = AcknowledgesThenArrivesLate(drivers["left"])
+    with sim:
+        report = SynchronizedExecutor(drivers, start_buffer_s=0.05, clock_speed=sim.speed).run(move(world))
+    assert report.stamp_retries == 0
+    assert report.results["left"].outcome == Outcome.LATE
+    right = report.results["right"]
+    assert right.outcome == Outcome.CANCELLED and np.isfinite(right.started_s)
+    assert "late" in report.failure()
+
+
+def _busy(stop):
+    x = 0
+    while not stop.is_set():
+        x = (x * 31 + 7) % 1_000_003
+
+
+def test_executions_start_together_while_both_cores_are_busy(world):
+    """Two GIL-hungry threads here and a busy process beside: every execution completes, both arms start
+    on one physics step, and the stamps that passed before the goals were all sent were sent again."""
+    stop = threading.Event()
+    hogs = [threading.Thread(target=_busy, args=(stop,), daemon=True) for _ in range(2)]
+    other = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    per_arm = move(world, 0.3)
+    reports = []
+    try:
+        for t in hogs:
+            t.start()
+        for k in range(6):
+            # the left goal's send (40-50 ms) outlasts the first leads (10, 20, 40 ms): a try goes through
+            # without a retry only if this thread, starved, looks after the ack came (and the clock lagged)
+            sim, drivers = rig(world, speed=4.0, faults={"left": {"send_latency_s": 0.04,
+                                                                  "send_jitter_s": 0.01}})
+            with sim:
+                reports.append(SynchronizedExecutor(drivers, start_buffer_s=0.01,
+                                                    clock_speed=sim.speed).run(per_arm))
+    finally:
+        stop.set()
+        other.kill()
+        other.wait()
+    for r in reports:
+        assert r.ok, r.failure()
+        assert r.start_skew_s == 0.0
+    print("stamp retries per execution under load:", [r.stamp_retries for r in reports],
+          "leads (wall ms):", [round(r.start_buffer_s / 4.0 * 1e3, 1) for r in reports])
+    assert sum(r.stamp_retries for r in reports) >= 1
+    for r in reports:
+        assert r.leads_s == tuple(r.leads_s[0] * 2 ** k for k in range(r.stamp_retries + 1))

@@ -105,7 +105,7 @@ def test_malformed_trajectories_are_refused():
 @pytest.mark.parametrize("status, code, outcome", [
     (STATUS_SUCCEEDED, 0, Outcome.SUCCEEDED),
     (STATUS_CANCELED, 0, Outcome.CANCELLED),
-    (STATUS_ABORTED, -3, Outcome.REJECTED),      # OLD_HEADER_TIMESTAMP: the start stamp had passed
+    (STATUS_ABORTED, -3, Outcome.LATE),          # OLD_HEADER_TIMESTAMP: the start stamp had passed
     (STATUS_ABORTED, -2, Outcome.REJECTED),
     (STATUS_ABORTED, -4, Outcome.FAILED),        # PATH_TOLERANCE_VIOLATED
     (STATUS_SUCCEEDED, -5, Outcome.FAILED),
@@ -113,7 +113,7 @@ def test_malformed_trajectories_are_refused():
 def test_results_map_to_outcomes(status, code, outcome):
     got, reason = outcome_from_result(status, code, "detail")
     assert got == outcome
-    if outcome in (Outcome.REJECTED, Outcome.FAILED):
+    if outcome in (Outcome.REJECTED, Outcome.FAILED, Outcome.LATE):
         assert "detail" in reason and "_" in reason   # names the error code
 
 
