@@ -50,7 +50,12 @@ class Clearance:
 def geom_name(model, g: int) -> str:
     import mujoco
 
-    return mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_GEOM, int(g)) or f"geom{int(g)}"
+    name = mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_GEOM, int(g))
+    if name:
+        return name
+    # meshes are often unnamed: name them by their body
+    body = mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_BODY, int(model.geom_bodyid[g]))
+    return f"{body or 'body'}:geom{int(g)}"
 
 
 def collision_geoms(model) -> np.ndarray:

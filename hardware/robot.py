@@ -94,6 +94,10 @@ class RobotSpec:
     mjcf: Path
     clearance_m: float
     arms: tuple[ArmSpec, ...]
+    held_joints: tuple[tuple[int, float], ...] = ()
+    """(qpos address, value) of the robot's joints outside every arm: fingers, a torso lift, a head,
+    a mobile base. They are held there (``robot.fixed_joints``, else ``robot.keyframe``, else the
+    middle of their range where ``qpos0`` is outside it)."""
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -104,7 +108,8 @@ class RobotSpec:
             raise ConfigError(f"robot config must be a mapping, got {type(cfg).__name__}")
         name = str(cfg.get("name", "robot"))
         mjcf = cfg.get("mjcf")
-        mjcf_path = resolve_mjcf_path(mjcf, check_exists=False) if mjcf else Path("<model>")
+        mjcf_path = (resolve_mjcf_path(mjcf, check_exists=False) if mjcf
+                     else Path(f"<robot.build {name}>") if cfg.get("build") else Path("<model>"))
         clearance = _number(cfg.get("clearance_m", DEFAULT_CLEARANCE_M), "robot.clearance_m")
         if clearance < 0:
             raise ConfigError(f"robot.clearance_m must be >= 0 (metres), got {clearance}")
@@ -130,7 +135,8 @@ class RobotSpec:
                                       f"{arm.name!r}; each joint belongs to one arm")
                 seen[j] = arm.name
             arms.append(arm)
-        return cls(name=name, mjcf=mjcf_path, clearance_m=clearance, arms=tuple(arms))
+        return cls(name=name, mjcf=mjcf_path, clearance_m=clearance, arms=tuple(arms),
+                   held_joints=_held_joints(cfg, model, seen, where))
 
     # ------------------------------------------------------------------ lookups
     @property
@@ -175,6 +181,8 @@ class RobotSpec:
     def home_qpos(self, model) -> np.ndarray:
         """A full ``qpos`` vector: the model's ``qpos0`` with every arm at home."""
         q = np.array(model.qpos0, dtype=float)
+        for adr, value in self.held_joints:
+            q[adr] = value
         q[self.qpos_indices()] = self.home()
         return q
 
@@ -207,7 +215,11 @@ def resolve_mjcf_path(path: str | Path, *, check_exists: bool = True) -> Path:
     """An absolute ``mjcf`` path as is; a relative one against the repo root (:data:`REPO_ROOT`)."""
     if path is None or str(path).strip() == "":
         raise ConfigError("robot.mjcf is empty; give an MJCF path (absolute, or relative to "
-                          f"{REPO_ROOT})")
+                          f"{REPO_ROOT}, or pkg://<package>/<file>)")
+    if str(path).startswith("pkg://"):
+        from hardware.assembly import resolve_resource
+
+        return resolve_resource(str(path), "robot.mjcf")
     p = Path(str(path)).expanduser()
     if not p.is_absolute():
         p = REPO_ROOT / p
@@ -333,6 +345,7 @@ def _arm_spec(name: str, cfg: Any, home_cfg: Any, model, where: str) -> ArmSpec:
                               "give it range=\"lo hi\"")
         lower.append(lo)
         upper.append(hi)
+    _check_chain(model, joints, joint_ids, key)
     site = cfg.get("ee_site")
     site_id = _lookup(model, mujoco.mjtObj.mjOBJ_SITE, site, model.nsite, "site",
                       f"{key}.ee_site", where)
@@ -376,6 +389,63 @@ def _arm_spec(name: str, cfg: Any, home_cfg: Any, model, where: str) -> ArmSpec:
         joint_actuator_ids=tuple(act_ids),
         gripper=gripper,
     )
+
+
+def _check_chain(model, joints: Sequence[str], joint_ids: Sequence[int], key: str) -> None:
+    """An arm's joints, in order, must be one kinematic chain: each joint's body at or below the last's."""
+    def ancestors(body: int) -> set[int]:
+        out = {body}
+        while body:
+            body = int(model.body_parentid[body])
+            out.add(body)
+        return out
+
+    for k in range(1, len(joint_ids)):
+        j0, j1, i0, i1 = joints[k - 1], joints[k], joint_ids[k - 1], joint_ids[k]
+        if int(model.jnt_bodyid[i0]) not in ancestors(int(model.jnt_bodyid[i1])):
+            raise ConfigError(f"{key}.joints are not one kinematic chain: {j1!r} is not below {j0!r} "
+                              "(list an arm's joints from its base to its gripper)")
+
+
+def _held_joints(cfg: Mapping[str, Any], model, arm_joints: Mapping[str, str],
+                 where: str) -> tuple[tuple[int, float], ...]:
+    """Where the joints outside every arm are held (see :attr:`RobotSpec.held_joints`)."""
+    import mujoco
+
+    fixed = cfg.get("fixed_joints") or {}
+    if not isinstance(fixed, Mapping):
+        raise ConfigError(f"robot.fixed_joints must map joint names to values, got {fixed!r}")
+    key_name = cfg.get("keyframe")
+    key_q = None
+    if key_name is not None:
+        k = _lookup(model, mujoco.mjtObj.mjOBJ_KEY, key_name, model.nkey, "keyframe", "robot.keyframe", where)
+        key_q = model.key_qpos[k]
+    hinge, slide = int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE)
+    held: dict[int, float] = {}
+    for name, value in fixed.items():
+        jid = _lookup(model, mujoco.mjtObj.mjOBJ_JOINT, str(name), model.njnt, "joint",
+                      "robot.fixed_joints", where)
+        if name in arm_joints:
+            raise ConfigError(f"robot.fixed_joints.{name}: the joint belongs to arm {arm_joints[name]!r}; "
+                              "fixed joints are the ones outside every arm")
+        if int(model.jnt_type[jid]) not in (hinge, slide):
+            raise ConfigError(f"robot.fixed_joints.{name}: only hinge or slide joints can be held")
+        v = _number(value, f"robot.fixed_joints.{name}")
+        if model.jnt_limited[jid] and not model.jnt_range[jid, 0] <= v <= model.jnt_range[jid, 1]:
+            raise ConfigError(f"robot.fixed_joints.{name}={v} is outside its range "
+                              f"{model.jnt_range[jid].tolist()}")
+        held[int(model.jnt_qposadr[jid])] = v
+    for jid in range(model.njnt):
+        adr = int(model.jnt_qposadr[jid])
+        jname = mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_JOINT, jid)
+        if adr in held or jname in arm_joints or int(model.jnt_type[jid]) not in (hinge, slide):
+            continue
+        if key_q is not None:
+            held[adr] = float(key_q[adr])
+        elif model.jnt_limited[jid] and not (model.jnt_range[jid, 0] <= model.qpos0[adr]
+                                             <= model.jnt_range[jid, 1]):
+            held[adr] = float(model.jnt_range[jid].mean())
+    return tuple(sorted(held.items()))
 
 
 def _gripper_spec(cfg: Any, model, key: str, where: str) -> GripperSpec | None:

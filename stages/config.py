@@ -33,12 +33,26 @@ class ArmSchema:
 
 
 @dataclass
+class CollisionMatrixSchema:
+    samples: int = 200     # configurations sampled for the "always" (and opt-in "never") rules
+    never: bool = False    # also allow pairs never within clearance over the samples (a speed option)
+    cache: bool = True     # reuse the matrix computed for the same robot file and settings
+
+
+@dataclass
 class RobotSchema:
     name: str = MISSING
-    mjcf: str = MISSING  # absolute, or relative to the repo root
+    mjcf: str | None = None  # one file holding every arm (absolute, relative to the repo root, or pkg://...)
+    build: dict[str, Any] | None = None  # or a rig built from parts (hardware.assembly)
     clearance_m: float = 0.005
     arms: dict[str, ArmSchema] = MISSING
-    home: dict[str, list[float]] = MISSING
+    # joint lists are typed in the robot spec (hardware.robot): OmegaConf refuses YAML ints in a
+    # dict of float lists ("Value 0 (int) is incompatible with type hint 'float'"), and a lab's file has ints
+    home: dict[str, Any] = MISSING
+    fixed_joints: dict[str, float] = field(default_factory=dict)  # joints outside every arm, held here
+    keyframe: str | None = None  # else held at this keyframe of the robot file
+    allowed_pairs: list[list[str]] = field(default_factory=list)  # [geom or body name or glob, same]
+    collision_matrix: CollisionMatrixSchema = field(default_factory=CollisionMatrixSchema)
     extra: dict[str, Any] = field(default_factory=dict)  # robot-specific keys, free-form
 
 

@@ -38,7 +38,7 @@ from __future__ import annotations
 import importlib
 import tempfile
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +60,7 @@ class Scene:
     xml: str
     cameras: tuple[str, ...]
     robot_mjcf: Path
+    renamed: dict[str, str] = field(default_factory=dict)  # the robot file's names the scene took
 
 
 @dataclass(frozen=True)
@@ -81,23 +82,49 @@ def build_scene(robot_config: Mapping[str, Any], scene_config: Mapping[str, Any]
     """
     import mujoco
 
-    from hardware.robot import REPO_ROOT, _plain, resolve_mjcf_path
+    from hardware.models.names import elements, yield_clashing_names
+    from hardware.robot import REPO_ROOT, _plain
 
     rcfg = _plain(robot_config) or {}
     scfg = _plain(scene_config) or {}
     if not isinstance(scfg, Mapping):
         raise ConfigError(f"scene config must be a mapping, got {type(scfg).__name__}")
-    mjcf = resolve_mjcf_path(rcfg.get("mjcf") if isinstance(rcfg, Mapping) else None)
-    try:
-        spec = mujoco.MjSpec.from_file(str(mjcf))
-    except Exception as e:  # mujoco raises ValueError/FatalError on bad XML
-        raise ConfigError(f"robot.mjcf {mjcf} does not load: {e}") from e
-    _absolute_asset_dirs(spec, mjcf)
-
+    spec, mjcf = load_robot_spec(rcfg)
     asset = Path(asset_dir) if asset_dir is not None else Path(tempfile.mkdtemp(prefix="scene_"))
     asset.mkdir(parents=True, exist_ok=True)
     ctx = BuildContext(asset_dir=asset.resolve(), repo_root=REPO_ROOT)
+    renamed: dict[str, str] = {}
+    try:
+        _add_scene(spec, scfg, ctx)
+    except ValueError as e:   # MjSpec refuses a name the robot file already uses ("repeated name")
+        if "repeated name" not in str(e):
+            raise
+        probe = mujoco.MjSpec()   # the scene alone: the names it needs
+        _add_scene(probe, scfg, ctx)
+        spec, mjcf = load_robot_spec(rcfg)
+        renamed = yield_clashing_names(spec, elements(probe), f"{rcfg.get('name', 'robot')}/")
+        _check_renamed_unused(rcfg, renamed)
+        _add_scene(spec, scfg, ctx)
+    cams = _section(scfg, "cameras")
 
+    # offscreen buffer large enough for every camera
+    sizes = [camera_resolution_from_config(_section(cams, n)) for n in cams]
+    g = spec.visual.global_
+    g.offwidth = max([int(g.offwidth)] + [w for w, _ in sizes])
+    g.offheight = max([int(g.offheight)] + [h for _, h in sizes])
+
+    model = _compile(spec, mjcf)
+    if isinstance(rcfg, Mapping) and rcfg.get("home"):
+        _add_home_key(spec, model, rcfg)
+        if spec.keys:
+            model = _compile(spec, mjcf)
+    xml = spec.to_xml()
+    cam_names = (SCENE_CAMERA,) + tuple(str(n) for n in cams if n != SCENE_CAMERA)
+    return Scene(model=model, xml=xml, cameras=cam_names, robot_mjcf=mjcf, renamed=renamed)
+
+
+def _add_scene(spec, scfg: Mapping[str, Any], ctx: BuildContext) -> None:
+    """Sky, floor, lights, table, cameras and objects, as the scene config says."""
     if scfg.get("skybox", {}) is not None:
         add_skybox(spec, _section(scfg, "skybox"))
     if scfg.get("floor", {}) is not None:
@@ -116,20 +143,44 @@ def build_scene(robot_config: Mapping[str, Any], scene_config: Mapping[str, Any]
     for name in _section(scfg, "objects"):
         _build_object(spec, str(name), _section(_section(scfg, "objects"), name), ctx)
 
-    # offscreen buffer large enough for every camera
-    sizes = [camera_resolution_from_config(_section(cams, n)) for n in cams]
-    g = spec.visual.global_
-    g.offwidth = max([int(g.offwidth)] + [w for w, _ in sizes])
-    g.offheight = max([int(g.offheight)] + [h for _, h in sizes])
 
-    model = _compile(spec, mjcf)
-    if isinstance(rcfg, Mapping) and rcfg.get("home"):
-        _add_home_key(spec, model, rcfg)
-        if spec.keys:
-            model = _compile(spec, mjcf)
-    xml = spec.to_xml()
-    cam_names = (SCENE_CAMERA,) + tuple(str(n) for n in cams if n != SCENE_CAMERA)
-    return Scene(model=model, xml=xml, cameras=cam_names, robot_mjcf=mjcf)
+def load_robot_spec(robot_cfg: Mapping[str, Any]):
+    """The robot's ``MjSpec`` (one file: ``robot.mjcf``; or parts: ``robot.build``) and its source path."""
+    import mujoco
+
+    from hardware.robot import resolve_mjcf_path
+
+    if not isinstance(robot_cfg, Mapping):
+        raise ConfigError(f"robot config must be a mapping, got {type(robot_cfg).__name__}")
+    build, mjcf = robot_cfg.get("build"), robot_cfg.get("mjcf")
+    if bool(build) == bool(mjcf):
+        raise ConfigError("a robot is one file (robot.mjcf: a path or pkg://<package>/<file>) or built from "
+                          f"parts (robot.build: base, arms); give exactly one (got mjcf={mjcf!r}, "
+                          f"build={'set' if build else None})")
+    if build:
+        from hardware.assembly import assemble
+
+        return assemble(build), Path(f"<robot.build {robot_cfg.get('name', 'robot')}>")
+    path = resolve_mjcf_path(mjcf)
+    try:
+        spec = mujoco.MjSpec.from_file(str(path))
+    except Exception as e:  # mujoco raises ValueError/FatalError on bad XML
+        raise ConfigError(f"robot.mjcf {path} does not load: {e}") from e
+    _absolute_asset_dirs(spec, path)
+    return spec, path
+
+
+def _check_renamed_unused(robot_cfg: Mapping[str, Any], renamed: dict[str, str]) -> None:
+    """A name the robot config uses that had to yield to the scene's is a clash left: refuse it."""
+    used = []
+    for arm, a in (robot_cfg.get("arms") or {}).items():
+        if isinstance(a, Mapping):
+            used += [(f"robot.arms.{arm}.joints", "joint", j) for j in a.get("joints") or []]
+            used.append((f"robot.arms.{arm}.ee_site", "site", a.get("ee_site")))
+    for key, kind, name in used:
+        if f"{kind} {name}" in renamed:
+            raise ConfigError(f"{key}: {kind} {name!r} of the robot file clashes with the scene's {kind} of "
+                              f"that name (scene config); rename one of them")
 
 
 def camera_resolution_from_config(cfg: Mapping[str, Any]) -> tuple[int, int]:

@@ -9,7 +9,7 @@ def colliding_states(world, joint_names, positions: np.ndarray) -> np.ndarray:
     """Boolean per state: does any pair of geometry that may not touch actually touch?"""
     from stages.planning.checker import ClearanceChecker
 
-    checker = ClearanceChecker(world.model, joint_names, 0.0, base_qpos=world.home_qpos())
+    checker = ClearanceChecker.for_world(world, joint_names, 0.0)
     return np.array([not checker.is_valid(q) for q in positions], dtype=bool)
 
 

@@ -266,8 +266,7 @@ class PlateExtrinsics(Stage):
         home_group = np.concatenate([np.asarray(robot.arm(n).home, float) for n in group.arms])
         spot_clearance = (self.spot_clearance_m if self.spot_clearance_m is not None
                           else world.clearance_m + self.plan_padding_m + 0.001)  # what plans need
-        spot_checker = ClearanceChecker(model, group.joint_names, spot_clearance,
-                                        base_qpos=world.home_qpos())
+        spot_checker = ClearanceChecker.for_world(world, group.joint_names, spot_clearance)
         observations, rejected, spot_files = [], [], {}
         spot_log, skipped_all = [], []
         try:

@@ -147,11 +147,13 @@ class ClearanceChecker:
         m.geom_margin[self.geoms] = self.clearance_m / 2.0
         m.geom_gap[:] = 0.0
         _refresh_body_margins(m)
-        self._allowed = {
-            frozenset((mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_GEOM, a),
-                       mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_GEOM, b)))
-            for a, b in allowed_pairs
-        }
+
+        def geom_id(g) -> int:   # a name, or an id (the collision matrix's pairs: meshes are often unnamed)
+            if isinstance(g, int | np.integer):
+                return int(g)
+            return mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_GEOM, g)
+
+        self._allowed = {frozenset((geom_id(a), geom_id(b))) for a, b in allowed_pairs}
         self.held = held.bind(m) if held is not None else None
         self.pairs = self._checked_pairs()
         self._pair_set = {tuple(p) for p in self.pairs.tolist()}
@@ -173,6 +175,14 @@ class ClearanceChecker:
         self._local = threading.local()
         self._count_lock = threading.Lock()
         self._tallies: list[_Tally] = []   # one per thread that checked (outlives its MjData)
+
+    @classmethod
+    def for_world(cls, world, joint_names: Sequence[str], clearance_m: float, **kw) -> ClearanceChecker:
+        """A checker of ``joint_names`` in a scene stage's world: every other joint held at the robot's
+        home, the pairs its collision matrix allows (``world.allowed_pairs``) not checked."""
+        kw.setdefault("base_qpos", world.home_qpos())
+        kw["allowed_pairs"] = (*world.allowed_pairs, *kw.get("allowed_pairs", ()))
+        return cls(world.model, joint_names, clearance_m, **kw)
 
     # ------------------------------------------------------------------ internals
     def _checked_pairs(self) -> np.ndarray:
@@ -416,11 +426,7 @@ class ClearanceChecker:
             dist = float(mujoco.mj_geomDistance(self.model, d, g1, g2, DISTMAX_M, None))
             if dist < best:
                 best, pair = dist, (g1, g2)
-        names = tuple(
-            mujoco.mj_id2name(self.model, mujoco.mjtObj.mjOBJ_GEOM, g) or f"geom{g}" if g >= 0 else ""
-            for g in pair
-        )
-        return Proximity(best, *names)
+        return Proximity(best, *(self.geom_name(g) if g >= 0 else "" for g in pair))
 
     def pair_distances(self, q: np.ndarray, pairs: np.ndarray) -> np.ndarray:
         """True distances of the given (P, 2) geom pairs at ``q``."""
@@ -431,9 +437,9 @@ class ClearanceChecker:
                          for a, b in pairs])
 
     def geom_name(self, g: int) -> str:
-        import mujoco
+        from hardware.geometry import geom_name
 
-        return mujoco.mj_id2name(self.model, mujoco.mjtObj.mjOBJ_GEOM, int(g)) or f"geom{g}"
+        return geom_name(self.model, g)
 
 
 class _ThreadState:

@@ -14,11 +14,11 @@ from stages.retiming.stage import limits_for
 
 
 def _touch_checker(world, joint_names):
-    return ClearanceChecker(world.model, joint_names, 0.0, base_qpos=world.home_qpos())
+    return ClearanceChecker.for_world(world, joint_names, 0.0)
 
 
 def _clear_checker(world, joint_names):
-    return ClearanceChecker(world.model, joint_names, world.clearance_m, base_qpos=world.home_qpos())
+    return ClearanceChecker.for_world(world, joint_names, world.clearance_m)
 
 
 class Independent(Stage):

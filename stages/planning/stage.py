@@ -57,6 +57,7 @@ def make_group(world, arms=None, settings: PlannerSettings | None = None, **kw) 
             specs[name] = world.robot.arm(name)
         except ConfigError as exc:
             raise PlanningError("invalid_goal", str(exc)) from exc
+    kw["allowed_pairs"] = (*world.allowed_pairs, *kw.get("allowed_pairs", ()))
     return ArmGroup(world.model, specs, world.clearance_m, settings, base_qpos=world.home_qpos(), **kw)
 
 

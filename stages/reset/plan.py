@@ -110,7 +110,7 @@ class ResetPlanner:
     def group(self, qpos, allowed=(), held=None) -> ArmGroup:
         specs = {a.name: a for a in self.world.robot.arms}
         return ArmGroup(self.model, specs, self.world.clearance_m, self.planner_settings, base_qpos=qpos,
-                        allowed_pairs=allowed, held=held)
+                        allowed_pairs=(*self.world.allowed_pairs, *allowed), held=held)
 
     def hand_peg(self, arm):
         return [(h, p) for h in self.hand_geoms[arm] for p in self.peg_geoms]

@@ -29,7 +29,7 @@ class Verify(Stage):
     def run(self, ctx: StageContext, world, trajectory, path=None) -> StageResult:
         t0 = time.perf_counter()
         names = trajectory.joint_names
-        checker = ClearanceChecker(world.model, names, world.clearance_m, base_qpos=world.home_qpos())
+        checker = ClearanceChecker.for_world(world, names, world.clearance_m)
         lower, upper = _position_limits(world, names)
         vel, acc = limits_for(world, names)
         deviation = self.max_deviation_rad

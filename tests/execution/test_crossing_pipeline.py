@@ -7,6 +7,7 @@ import sys
 import time
 
 import numpy as np
+import pytest
 
 from stages.__main__ import run_config
 from tests.conftest import REPO
@@ -38,16 +39,20 @@ def test_crossing_group_never_touches_where_independent_and_sequential_do(compos
 
 def test_sigint_during_execution_cancels_and_writes_status(tmp_path):
     run = tmp_path / "sigint"
-    cmd = [sys.executable, "-m", "stages", "pipeline=plan", "hardware.speed=0.25",
+    # at a tenth of real time the motion lasts ~12 s: a busy machine still signals inside it
+    cmd = [sys.executable, "-m", "stages", "pipeline=plan", "hardware.speed=0.1",
            "goal.joints={left:[1.2,0.1,0,-2.3,0,2.4,0.7854]}", "pipeline.stages.execute.video=false",
            f"hydra.run.dir={run}"]
     proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     log = run / "run.log"
     deadline = time.time() + 120
-    while time.time() < deadline:
+    while time.time() < deadline and proc.poll() is None:
         if log.exists() and "[execute] running" in log.read_text():
             break
         time.sleep(0.05)
+    else:
+        proc.kill()
+        pytest.fail(f"the run never reached its execute stage: {proc.communicate()[1][-2000:]}")
     time.sleep(0.8)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)

@@ -159,7 +159,9 @@ def test_a_dropped_peg_ends_the_arms_spots_and_nothing_is_lost(compose, tmp_path
     assert not record.ok and re.search("spots give|no spot of arm", str(record.error)), record.error
     spots = json.loads((run / "extrinsics" / "spots.json").read_text())
     assert spots["dropped"] and spots["dropped"][0]["arm"] == "left"
-    assert spots["dropped"][0]["spots_left_out"] == []   # it fell at the spot after the reference
+    # it fell at the spot after the reference (nothing seen since to leave out), or, where the first spot
+    # was rejected (a slow machine settles the peg differently), before any reference: nothing to leave out
+    assert spots["dropped"][0].get("spots_left_out", []) == []
     assert len([s for s in spots["spots"] if s["arm"] == "left"]) <= 2
     status = json.loads((run / "status.json").read_text())
     assert status["failed_stage"] == "extrinsics"

@@ -32,7 +32,7 @@ def world():
 
 
 def crossing_goals():
-    return OmegaConf.to_container(OmegaConf.load(CONF / "pipeline/crossing.yaml"))["goal_poses"]
+    return OmegaConf.to_container(OmegaConf.load(CONF / "pipeline/crossing.yaml"))["params"]["goal_poses"]
 
 
 def dense_check(group, path, factor=4):
