@@ -409,7 +409,8 @@ def _compile(spec, mjcf: Path):
     try:
         return spec.compile()
     except Exception as e:
-        raise ConfigError(f"the scene built on {mjcf} does not compile: {e}") from e
+        raise ConfigError(f"the scene built on {mjcf} (robot.mjcf or robot.build, and the scene config) "
+                          f"does not compile: {e}") from e
 
 
 def _add_home_key(spec, model, robot_cfg: Mapping[str, Any]) -> None:

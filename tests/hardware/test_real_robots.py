@@ -134,8 +134,18 @@ def test_a_labs_own_file_with_ints_a_table_body_and_overlapping_fingers_plans_fr
     ({"arms": {"arm": {"joints": ["shoulder", "elbow"], "ee_site": "nose"}}}, "robot.arms.arm.ee_site"),
     ({"allowed_pairs": [["finger_*", "no_such_geom"]]}, "robot.allowed_pairs[0]"),
     ({"fixed_joints": {"finger_a_joint": 0.5}}, "robot.fixed_joints.finger_a_joint"),
+    ({"mjcf": "MESHED"}, "missing_link.stl"),
+    ({"arms": {"arm": {"joints": ["shoulder", "elbow"], "ee_site": "tool"}}, "home": {"arm": [0, 9]}},
+     "robot.home.arm"),
 ])
 def test_a_bad_robot_file_or_config_fails_typed_naming_the_key(tmp_path, change, key):
+    if change.get("mjcf") == "MESHED":   # a mesh file that does not resolve
+        meshed = LAB_ARM.replace('<geom name="base_geom" type="cylinder" size="0.05 0.05"/>',
+                                 '<geom name="base_geom" type="mesh" mesh="link"/>')
+        meshed = meshed.replace("<worldbody>", '<asset><mesh name="link" file="missing_link.stl"/></asset>'
+                                "<worldbody>")
+        (tmp_path / "meshed.xml").write_text(meshed)
+        change = {"mjcf": str(tmp_path / "meshed.xml")}
     conf = _lab_robot(tmp_path, **change)
     run = tmp_path / "run"
     proc = run_cli("pipeline=scene", "robot=lab_arm", f"hydra.searchpath=[file://{conf}]",
@@ -145,6 +155,22 @@ def test_a_bad_robot_file_or_config_fails_typed_naming_the_key(tmp_path, change,
     status = json.loads((run / "status.json").read_text())
     assert status["status"] == "failed" and status["error"].startswith("ConfigError")
     assert key in status["error"]
+
+
+def test_the_robot_packages_leave_opencv_contrib_and_its_aruco_api_in_place():
+    import importlib.metadata as md
+
+    import cv2
+
+    installed = {d.metadata["Name"].lower() for d in md.distributions()}
+    assert "opencv-contrib-python-headless" in installed
+    assert not installed & {"opencv-python", "opencv-python-headless", "opencv-contrib-python"}
+    dictionary = cv2.aruco.getPredefinedDictionary(cv2.aruco.DICT_4X4_50)
+    board = cv2.aruco.CharucoBoard((5, 4), 0.04, 0.03, dictionary)
+    image = board.generateImage((500, 400), marginSize=10)
+    corners, ids, _, _ = cv2.aruco.CharucoDetector(board).detectBoard(image)
+    assert ids is not None and len(ids) == 12   # every inner corner of a 5 x 4 board
+    assert hasattr(cv2, "calibrateHandEye")
 
 
 def test_a_robot_is_one_file_or_parts_not_both():

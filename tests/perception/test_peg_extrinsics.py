@@ -25,8 +25,11 @@ def test_the_form_fit_grip_seats_and_holds_the_peg_still_over_the_spots(compose,
     assert record.ok, record.error
     m = json.loads((run / "metrics.json").read_text())
     spots = json.loads((run / "extrinsics" / "spots.json").read_text())
-    assert [r["arm"] for r in spots["seating"]] == ["left", "right"]
-    assert all(r["seated"] and r["opening_after_mm"] < 41.5 for r in spots["seating"]), spots["seating"]
+    # each arm's grip seats, at its first pick or (on a slower machine, the wall-paced physics settles the
+    # peg a little differently) at the one more pick a grip that does not seat gets
+    last = {r["arm"]: r for r in spots["seating"]}
+    assert sorted(last) == ["left", "right"] and len(spots["seating"]) <= 3, spots["seating"]
+    assert all(r["seated"] and r["opening_after_mm"] < 41.5 for r in last.values()), spots["seating"]
     assert m["extrinsics.unseated_arms"] == 0 and m["extrinsics.revisits"] >= 2
     assert m["extrinsics.spots"] >= 6
     assert m["extrinsics.grasp_slip_m_max"] < 0.5e-3   # friction alone: ~10 mm over a run
