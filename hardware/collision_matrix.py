@@ -100,7 +100,10 @@ class CollisionMatrix:
 
 
 def default_cache_dir() -> Path:
-    """``$XDG_CACHE_HOME/choreograph/collision_matrix`` (default ``~/.cache/choreograph/...``)."""
+    """``$CHOREOGRAPH_CACHE_DIR/collision_matrix``, else ``$XDG_CACHE_HOME/choreograph/collision_matrix``
+    (default ``~/.cache/choreograph/...``)."""
+    if os.environ.get("CHOREOGRAPH_CACHE_DIR"):
+        return Path(os.environ["CHOREOGRAPH_CACHE_DIR"]) / "collision_matrix"
     root = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
     return Path(root) / "choreograph" / "collision_matrix"
 

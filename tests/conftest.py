@@ -5,11 +5,14 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
 os.environ.setdefault("MUJOCO_GL", "egl")
+# this session's own cache (collision matrices): the suite neither reads nor fills the user's
+os.environ["CHOREOGRAPH_CACHE_DIR"] = tempfile.mkdtemp(prefix="choreograph_test_cache_")
 
 REPO = Path(__file__).resolve().parents[1]
 CONF = REPO / "conf"

@@ -301,6 +301,9 @@ def test_cache_hit_does_not_sample(model, tmp_path, monkeypatch):
 
 
 def test_default_cache_dir(monkeypatch, tmp_path):
+    monkeypatch.setenv("CHOREOGRAPH_CACHE_DIR", str(tmp_path / "own"))
+    assert default_cache_dir() == tmp_path / "own" / "collision_matrix"
+    monkeypatch.delenv("CHOREOGRAPH_CACHE_DIR")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     assert default_cache_dir() == tmp_path / "choreograph" / "collision_matrix"
     monkeypatch.delenv("XDG_CACHE_HOME")
