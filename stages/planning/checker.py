@@ -161,6 +161,7 @@ class ClearanceChecker:
         self._collide_model = _copy_model(m)
         boxes = self.geoms[m.geom_type[self.geoms] == mujoco.mjtGeom.mjGEOM_BOX]
         self._collide_model.geom_size[boxes] += self.clearance_m / 2.0
+        _collide_checked_pairs_only(self._collide_model, self.pairs, self._moved)
         # per (geom, geom): 0 = not checked, 1 = checked (a contact is a candidate violation)
         self._kind = np.zeros((m.ngeom, m.ngeom), np.int8)
         if len(self.pairs):
@@ -192,7 +193,7 @@ class ClearanceChecker:
 
         m = self.model
         pairs = collision_pairs(m, self.geoms)
-        moved = _moved_bodies(m, self.qpos_adr)
+        moved = self._moved = _moved_bodies(m, self.qpos_adr)
         if self.held is not None:
             moved.add(self.held.body_id)
         keep = [tuple(p) for p in pairs.tolist() if frozenset(p) not in self._allowed
@@ -497,6 +498,21 @@ def _contiguous_runs(adr: np.ndarray) -> list[tuple[slice, slice]]:
             runs.append((slice(int(adr[start]), int(adr[i - 1]) + 1), slice(start, i)))
             start = i
     return runs
+
+
+def _collide_checked_pairs_only(model, pairs: np.ndarray, moved: set[int]) -> None:
+    """Let MuJoCo's collision pipeline (on the collision copy) produce contacts for checked pairs only.
+
+    A geom in no checked pair takes part in none; of the others, a geom the configuration moves gets
+    ``contype = 1, conaffinity = 3`` and one it does not ``contype = 2, conaffinity = 0``: moving pairs
+    (1 & 3) and moving-still pairs (2 & 3) collide, still pairs (never checked: nothing here moves them
+    apart) are not even tested. Every checked pair has a moving geom, so every candidate still comes."""
+    active = np.unique(pairs) if len(pairs) else np.zeros(0, int)
+    model.geom_contype[:] = 0
+    model.geom_conaffinity[:] = 0
+    moving = np.isin(model.geom_bodyid[active], list(moved))
+    model.geom_contype[active] = np.where(moving, 1, 2)
+    model.geom_conaffinity[active] = np.where(moving, 3, 0)
 
 
 def _moved_bodies(model, qpos_adr) -> set[int]:
