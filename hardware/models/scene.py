@@ -223,6 +223,8 @@ def add_skybox(spec, cfg: Mapping[str, Any]) -> None:
     import mujoco
 
     _check_keys(cfg, ("rgb1", "rgb2"), "scene.skybox")
+    for other in [t for t in spec.textures if t.type == mujoco.mjtTexture.mjTEXTURE_SKYBOX]:
+        spec.delete(other)   # a robot file's own sky (MuJoCo draws the first one): the scene's is the sky
     tex = spec.add_texture(name="skybox", type=mujoco.mjtTexture.mjTEXTURE_SKYBOX,
                            builtin=mujoco.mjtBuiltin.mjBUILTIN_GRADIENT, width=512, height=3072)
     tex.rgb1 = _vec(cfg.get("rgb1", [0.62, 0.7, 0.8]), 3, "scene.skybox.rgb1")
