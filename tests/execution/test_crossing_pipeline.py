@@ -43,7 +43,10 @@ def test_sigint_during_execution_cancels_and_writes_status(tmp_path):
     cmd = [sys.executable, "-m", "stages", "pipeline=plan", "hardware.speed=0.1",
            "goal.joints={left:[1.2,0.1,0,-2.3,0,2.4,0.7854]}", "pipeline.stages.execute.video=false",
            f"hydra.run.dir={run}"]
-    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # the child gets Ctrl-C's default disposition: a test runner started in the background ("pytest &"
+    # in a script) ignores SIGINT, its children inherit that, and Python then never raises KeyboardInterrupt
+    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     log = run / "run.log"
     deadline = time.time() + 120
     while time.time() < deadline and proc.poll() is None:
