@@ -3,6 +3,7 @@ its own ``table`` body, fingers that overlap in the file) plans from the CLI."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 
 import numpy as np
@@ -14,8 +15,10 @@ from stages.planning.stage import make_group
 from stages.scene import build_world
 from tests.conftest import CONF, run_cli
 
-pytest.importorskip("dm_control")
-pytest.importorskip("gymnasium_robotics")
+# the robot files only (importing gymnasium_robotics would register its environments)
+ROBOT_PACKAGES = ("dm_control", "gymnasium_robotics")
+pytestmark = pytest.mark.skipif(not all(importlib.util.find_spec(p) for p in ROBOT_PACKAGES),
+                                reason='the robot packages: pip install -e ".[robots]"')
 
 REAL_ROBOTS = ("fetch", "twin_jaco", "twin_franka")
 
