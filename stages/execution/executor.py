@@ -10,9 +10,9 @@
    stop goes out from the failing thread at once — no polling).
 5. If the stamp is about to pass before every arm has acknowledged its goal (a slow send,
    a busy machine), or a driver reports it passed (``Outcome.LATE``), and no arm has moved
-   yet, the goals sent are cancelled and all are sent again on a new stamp with twice the
-   lead, up to ``max_start_lead_s``; an arm that already started is never re-sent (that is
-   the cancel-all of 4).
+   yet (an arm that started holding still has not), the goals sent are cancelled and all are
+   sent again on a new stamp with twice the lead, up to ``max_start_lead_s``; an arm that
+   already started a motion is never re-sent (that is the cancel-all of 4).
 """
 
 from __future__ import annotations
@@ -84,6 +84,11 @@ def check_shared_timestamps(per_arm: Mapping[str, ArmTrajectory]) -> None:
                 f"{ref.times.size} samples); synchronized execution needs one shared time base")
 
 
+def _moves(trajectory: ArmTrajectory) -> bool:
+    """Does the trajectory go anywhere (not one position held for its whole duration)?"""
+    return bool(np.ptp(np.asarray(trajectory.positions), axis=0).max(initial=0.0) > 1e-12)
+
+
 class SynchronizedExecutor:
     """Runs per-arm trajectories on their drivers from one start stamp.
 
@@ -138,9 +143,11 @@ class SynchronizedExecutor:
         while True:
             leads.append(lead)
             report, late = self._attempt(per_arm, outer, lead)
-            started = any(np.isfinite(r.started_s) for r in report.results.values())
+            # an arm that started a motion cannot be sent again; one that only holds still (a segment of
+            # the other arm's) has not moved, and its cancel leaves it where it is
+            moved = any(np.isfinite(r.started_s) and _moves(per_arm[a]) for a, r in report.results.items())
             report.leads_s = tuple(leads)
-            if not late or started or outer.is_set():
+            if not late or moved or outer.is_set():
                 return report
             if lead >= self.max_start_lead_s * self.clock_speed * (1 - 1e-9):
                 tried = ", ".join(f"{x / self.clock_speed:.3g}" for x in leads)

@@ -223,7 +223,7 @@ def test_executions_start_together_while_both_cores_are_busy(world):
     try:
         for t in hogs:
             t.start()
-        for k in range(6):
+        for _ in range(6):
             # the left goal's send (40-50 ms) outlasts the first leads (10, 20, 40 ms): a try goes through
             # without a retry only if this thread, starved, looks after the ack came (and the clock lagged)
             sim, drivers = rig(world, speed=4.0, faults={"left": {"send_latency_s": 0.04,
@@ -243,3 +243,19 @@ def test_executions_start_together_while_both_cores_are_busy(world):
     assert sum(r.stamp_retries for r in reports) >= 1
     for r in reports:
         assert r.leads_s == tuple(r.leads_s[0] * 2 ** k for k in range(r.stamp_retries + 1))
+
+
+def test_a_passed_stamp_while_the_other_arm_only_holds_still_is_sent_again(world):
+    # a segment of the right arm's: the left arm's share holds still; it starting is no motion to undo
+    sim, drivers = rig(world)
+    drivers["right"] = AcknowledgesThenArrivesLate(drivers["right"])
+    per_arm = move(world)
+    left = per_arm["left"]
+    held = np.tile(left.positions[0], (len(left.times), 1))
+    still = np.zeros_like(held)
+    per_arm["left"] = ArmTrajectory(left.joint_names, left.times, held, still, still)
+    with sim:
+        report = SynchronizedExecutor(drivers, start_buffer_s=0.05, clock_speed=sim.speed,
+                                      max_start_lead_s=0.2).run(per_arm)
+    assert report.stamp_retries >= 1   # sent again, though the left arm had started holding
+    assert report.results["right"].outcome == Outcome.LATE and not report.ok
