@@ -161,6 +161,8 @@ class SynchronizedExecutor:
                                                                   reason=report.cancel_reason)
                 return report
             lead = min(2.0 * lead, self.max_start_lead_s * self.clock_speed)
+            # this machine needs that lead now: later runs of this executor start from it
+            self.slowest_send_s = max(self.slowest_send_s, lead / self.clock_speed / self.send_safety)
 
     def _attempt(self, per_arm: Mapping[str, ArmTrajectory], outer: CancelEvent,
                  lead: float) -> tuple[ExecutionReport, list[str]]:
