@@ -35,8 +35,8 @@ from xml.sax.saxutils import quoteattr
 
 import numpy as np
 
+from core.errors import ConfigError
 from hardware.robot import REPO_ROOT, _number, _plain
-from stages.errors import ConfigError
 
 PKG_SCHEME = "pkg://"
 INSTALL_HINT = "pip install -e '.[robots]'"

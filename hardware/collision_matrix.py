@@ -43,8 +43,8 @@ from pathlib import Path
 
 import numpy as np
 
+from core.errors import ConfigError
 from hardware.geometry import collision_geoms, excluded_body_pairs, geom_name
-from stages.errors import ConfigError
 
 REASONS = ("filtered", "adjacent", "rigid", "always", "never", "allowed")
 DISTMAX_PAD_M = 1e-3

@@ -1,6 +1,6 @@
 """Which geometry may not touch, and how far apart it is (true signed distances).
 
-Correct and simple, not fast: the planner's checker (``stages.planning.checker``) is the
+Correct and simple, not fast: the planner's checker (``stages.arms.planning.checker``) is the
 fast one and follows the same rule. Use this to report and to cross-check.
 
 **Collision geoms** are the geoms with ``contype`` or ``conaffinity`` non-zero (in the

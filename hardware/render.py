@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from stages.errors import ChoreographError
+from core.errors import ChoreographError
 
 os.environ.setdefault("MUJOCO_GL", "egl")
 

@@ -27,7 +27,7 @@ Where the limits come from, per joint:
   :data:`DEFAULT_ACCELERATION_LIMIT` (2.0 rad/s² or m/s²).
 
 A joint, site or actuator name that is not in the model raises
-:class:`stages.errors.ConfigError` listing the names that are.
+:class:`core.errors.ConfigError` listing the names that are.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from stages.errors import ConfigError
+from core.errors import ConfigError
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 """Relative ``mjcf`` paths are resolved against this (the parent of the ``hardware`` package)."""

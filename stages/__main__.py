@@ -16,9 +16,9 @@ from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 
-from stages.artifacts import atomic_write_text
+from core.artifacts import atomic_write_text
+from core.errors import ChoreographError
 from stages.config import register
-from stages.errors import ChoreographError
 from stages.graph import RunRecord, build_graph, check_targets, run_graph, write_run_files
 
 register()

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from stages.artifacts import JsonFile
-from stages.errors import ChoreographError
+from core.artifacts import JsonFile
+from core.errors import ChoreographError
 from stages.graph import Stage, StageContext, StageResult
 
 

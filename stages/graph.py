@@ -21,8 +21,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from stages.artifacts import Artifact, atomic_write_json
-from stages.errors import ChoreographError, ConfigError
+from core.artifacts import Artifact, atomic_write_json
+from core.errors import ChoreographError, ConfigError
 
 ALLOWED_TARGET_PREFIXES = ("stages.", "hardware.")
 log = logging.getLogger("choreograph")

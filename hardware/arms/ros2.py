@@ -64,8 +64,8 @@ from typing import Any
 
 import numpy as np
 
+from core.errors import ConfigError, ExecutionError
 from hardware.arms.protocol import ArmTrajectory, CancelEvent, GoalResult, JointState, Outcome
-from stages.errors import ConfigError, ExecutionError
 
 INSTALL_HINT = (
     "the ROS 2 driver (hardware.driver=ros2) needs the ROS 2 Python packages rclpy, control_msgs, "

@@ -29,7 +29,7 @@ import math
 from dataclasses import dataclass, fields
 from typing import Any
 
-from stages.errors import ConfigError
+from core.errors import ConfigError
 
 G_IN_S2 = 386.0886  # standard gravity, in/s²
 NM_TO_KG_IN2_S2 = 1.0 / 0.0254**2  # 1 N·m = 1550.0031 kg·in²/s²

@@ -29,9 +29,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from core.errors import ConfigError
 from hardware.mecanum.kinematics import rotation, wheel_matrix
 from hardware.mecanum.params import G_IN_S2, DriveParams
-from stages.errors import ConfigError
 
 ROLL_EPS_IN_S = 0.5  # rolling resistance is linear below this contact speed (no chatter)
 

@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from stages.errors import ConfigError
+from core.errors import ConfigError
 
 COLLISION_HALF_THICKNESS_M = 0.01
 BOARD_KEYS = ("pos", "quat", "squares", "square_m", "marker_m", "dictionary", "margin_m",
@@ -83,7 +83,7 @@ class CharucoSpec:
         """The ``cv2.aruco.CharucoBoard``."""
         import cv2
 
-        from stages.perception.tags import marker_dictionary
+        from core.tag_layouts import marker_dictionary
 
         d = marker_dictionary(self.dictionary)
         n_markers = (self.squares[0] * self.squares[1]) // 2

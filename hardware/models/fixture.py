@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from stages.errors import ConfigError
+from core.errors import ConfigError
 
 KEYS = ("kind", "pos", "yaw_rad", "slot_m", "notch_m", "wall_m", "depth_m", "rgba")
 

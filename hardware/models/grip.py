@@ -2,7 +2,7 @@
 
 MuJoCo's friction constrains a contact's relative velocity, not its place, so a peg held by
 friction alone walks in the fingers under the arm's swings and creeps under its weight
-(``tests/perception/test_peg_physics.py``). A calibration artifact can be gripped by form
+(``tests/arms/perception/test_peg_physics.py``). A calibration artifact can be gripped by form
 instead: here the middle of each long face of the peg carries a grid of square pockets between
 ribs (``add_peg_pockets``: collision geometry only, hidden from the camera — the tagged box stays
 the visual surface and carries the mass) and each finger pad four studs (``add_pad_studs``)
@@ -12,7 +12,7 @@ bears on the four ribs round it. The peg's weight and the swings' loads are then
 contact normals, which hold a place: the peg stays put in the fingers (within tens of µm, the
 contacts' softness). Where the fingers land on the peg does not matter — there is a pocket under
 every stud wherever they close; the studs drop in as the fingers close or at the first moves
-(the fingers' opening then falls to its seated width, which ``stages.perception.peg_extrinsics``
+(the fingers' opening then falls to its seated width, which ``stages.arms.calibration.peg``
 waits for, swinging the wrist). Both are scene-object builders::
 
     grip_pockets:
@@ -42,8 +42,8 @@ from typing import Any
 
 import numpy as np
 
+from core.errors import ConfigError
 from hardware.models.peg import _check, _vec
-from stages.errors import ConfigError
 
 POCKET_KEYS = ("body", "pitch_m", "rib_m", "depth_m", "half_length_m")
 STUD_KEYS = ("fingers", "radius_m", "protrusion_m", "pad_y_m", "xs_m", "zs_m", "friction")

@@ -6,9 +6,9 @@ Both are scene-object builders (``kind: hardware.models.peg:add_tagged_peg`` /
 
 Tag images are generated at build time with ``cv2.aruco.generateImageMarker`` (never committed),
 written as PNG files into the build's asset folder, and applied one per thin visual box geom.
-Every tag geom's frame is ``Tag.frame()`` from :mod:`stages.perception.tags` (+X = tag right,
+Every tag geom's frame is ``Tag.frame()`` from :mod:`core.tag_layouts` (+X = tag right,
 +Y = tag up, +Z = the face's outward normal); MuJoCo (>= 3.12) maps a 2D texture by the box's
-UVs so the image is upright on the +Z face (``tests/perception/test_tags_render.py`` renders
+UVs so the image is upright on the +Z face (``tests/arms/perception/test_tags_render.py`` renders
 every face and checks each detected corner against the layout). The layout module is the one
 place the tag geometry is defined: the builder and the pose estimator both read it.
 
@@ -23,7 +23,7 @@ Peg (``add_tagged_peg``) keys::
     rgba: [0.72, 0.72, 0.7, 1]
     tag_thickness_m: 0.0004   # how far the tag geoms stand proud of the faces (visual only)
     tag_albedo: 0.72          # grey level of the tags' white (see DEFAULT_TAG_ALBEDO)
-    tags: {...}               # see stages.perception.tags
+    tags: {...}               # see core.tag_layouts
 
 The peg is a free body (joint ``<name>_free``) with one collision box ``<name>_geom``; the
 tags are visual-only geoms ``<name>_tag<id>`` (contype = conaffinity = 0, massless), so
@@ -33,7 +33,7 @@ Tag plate (``add_tag_plate``): a flat white plate of ``grid = [rows, cols]`` tag
 attached to ``parent`` (a body of the robot, e.g. ``left_hand``) at ``pos``/``quat`` in the
 parent's frame; the plate body is named after the object, its +z is the tags' normal. Visual
 only, massless: it changes neither the dynamics nor the collision model. It is a calibration
-target (a marker on the hand), see :mod:`stages.perception.extrinsics`.
+target (a marker on the hand), see :mod:`stages.arms.perception.extrinsics`.
 """
 
 from __future__ import annotations
@@ -44,7 +44,8 @@ from typing import Any
 
 import numpy as np
 
-from stages.errors import ConfigError
+from core.errors import ConfigError
+from core.se3 import matrix_to_quat
 
 PEG_KEYS = ("pos", "quat", "size", "mass", "friction", "condim", "rgba", "tag_thickness_m",
             "tag_albedo", "tags")
@@ -76,20 +77,12 @@ def _vec(x: Any, n: int, where: str) -> list[float]:
     return out
 
 
-def _quat_from_matrix(R: np.ndarray) -> list[float]:
-    import mujoco
-
-    q = np.zeros(4)
-    mujoco.mju_mat2Quat(q, np.ascontiguousarray(R, dtype=float).ravel())
-    return (q / np.linalg.norm(q)).tolist()
-
-
 def marker_image(dictionary: str, tag_id: int, px_per_cell: int = DEFAULT_PX_PER_CELL,
                  quiet_zone_cells: int = 1) -> np.ndarray:
     """An RGB uint8 image of one marker with a white quiet zone, OpenCV's upright orientation."""
     import cv2
 
-    from stages.perception.tags import TAG_FAMILY_CELLS, marker_dictionary
+    from core.tag_layouts import TAG_FAMILY_CELLS, marker_dictionary
 
     cells = TAG_FAMILY_CELLS.get(dictionary, 8)
     d = marker_dictionary(dictionary)
@@ -104,7 +97,7 @@ def marker_image(dictionary: str, tag_id: int, px_per_cell: int = DEFAULT_PX_PER
 def write_png(path: Path, rgb: np.ndarray) -> Path:
     import cv2
 
-    from stages.artifacts import atomic_write_bytes
+    from core.artifacts import atomic_write_bytes
 
     ok, enc = cv2.imencode(".png", cv2.cvtColor(rgb, cv2.COLOR_RGB2BGR))
     if not ok:
@@ -118,7 +111,7 @@ def _add_tag_geoms(spec, body, name: str, layout, asset_dir: Path, thickness: fl
     """One textured visual box per tag, its +Z face flush outside the object's face."""
     import mujoco
 
-    from stages.perception.tags import TAG_FAMILY_CELLS
+    from core.tag_layouts import TAG_FAMILY_CELLS
 
     cells = TAG_FAMILY_CELLS.get(layout.dictionary, 8)
     for tag in layout.tags:
@@ -135,7 +128,7 @@ def _add_tag_geoms(spec, body, name: str, layout, asset_dir: Path, thickness: fl
         pos = np.asarray(tag.center) - R[:, 2] * thickness / 2  # outer face = printed surface
         body.add_geom(name=f"{name}_tag{tag.id}", type=mujoco.mjtGeom.mjGEOM_BOX,
                       size=[outer / 2, outer / 2, thickness / 2], pos=pos.tolist(),
-                      quat=_quat_from_matrix(R), material=mat.name,
+                      quat=matrix_to_quat(R).tolist(), material=mat.name,
                       rgba=[albedo, albedo, albedo, 1.0],
                       contype=0, conaffinity=0, group=2, density=0)
 
@@ -144,7 +137,7 @@ def add_tagged_peg(spec, name: str, params: Mapping[str, Any], context) -> None:
     """``kind: hardware.models.peg:add_tagged_peg`` — the free, ten-tag peg (module docstring)."""
     import mujoco
 
-    from stages.perception.tags import PEG_TAG_THICKNESS_M, peg_layout
+    from core.tag_layouts import PEG_TAG_THICKNESS_M, peg_layout
 
     where = f"scene.objects.{name}"
     cfg = dict(params)
@@ -177,7 +170,7 @@ def add_tag_plate(spec, name: str, params: Mapping[str, Any], context) -> None:
     """``kind: hardware.models.peg:add_tag_plate`` — a tag plate fixed to a robot body."""
     import mujoco
 
-    from stages.perception.tags import PLATE_TAG_THICKNESS_M, TAG_FAMILY_CELLS, plate_layout
+    from core.tag_layouts import PLATE_TAG_THICKNESS_M, TAG_FAMILY_CELLS, plate_layout
 
     where = f"scene.objects.{name}"
     cfg = dict(params)

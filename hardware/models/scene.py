@@ -44,7 +44,8 @@ from typing import Any
 
 import numpy as np
 
-from stages.errors import ConfigError
+from core.errors import ConfigError
+from core.se3 import matrix_to_quat
 
 SCENE_CAMERA = "scene_camera"
 DEFAULT_RESOLUTION = (640, 480)
@@ -206,7 +207,7 @@ def look_at_quat(pos, lookat, up=(0.0, 0.0, 1.0)) -> np.ndarray:
         raise ConfigError("camera up vector is parallel to its viewing direction")
     x /= np.linalg.norm(x)
     y = np.cross(z, x)
-    return _mat_to_quat(np.column_stack([x, y, z]))
+    return matrix_to_quat(np.column_stack([x, y, z]))
 
 
 # ---------------------------------------------------------------------- element builders
@@ -467,11 +468,4 @@ def _vec(x: Any, n: int, key: str) -> list[float]:
         raise ConfigError(f"{key}: expected a list of {n} numbers, got {x!r}")
     return [_num(e, f"{key}[{i}]") for i, e in enumerate(x)]
 
-
-def _mat_to_quat(R: np.ndarray) -> np.ndarray:
-    import mujoco
-
-    q = np.zeros(4)
-    mujoco.mju_mat2Quat(q, np.ascontiguousarray(R).ravel())
-    return q / np.linalg.norm(q)
 

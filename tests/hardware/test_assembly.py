@@ -8,8 +8,8 @@ import warnings
 import numpy as np
 import pytest
 
+from core.errors import ConfigError
 from hardware.assembly import assemble, load_part, resolve_resource
-from stages.errors import ConfigError
 
 mujoco = pytest.importorskip("mujoco")
 

@@ -10,11 +10,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from core.errors import ConfigError
 from hardware import collision_matrix as cmx
 from hardware.collision_matrix import REASONS, CollisionMatrix, compute_collision_matrix, default_cache_dir
 from hardware.geometry import collision_geoms, may_touch
 from hardware.robot import REPO_ROOT
-from stages.errors import ConfigError
 
 mujoco = pytest.importorskip("mujoco")
 
@@ -155,7 +155,7 @@ def test_filtered_or_adjacent_is_exactly_may_touch(model):
 
 def test_checked_pairs_within_the_checkers(model):
     """The planner's checker checks a superset: what it checks and the matrix does not is rigid."""
-    from stages.planning.checker import ClearanceChecker
+    from stages.arms.planning.checker import ClearanceChecker
 
     m = mujoco.MjModel.from_xml_path(str(REPO_ROOT / "hardware/models/twin_panda.xml"))
     joints = [m.joint(j).name for j in range(m.njnt) if "finger" not in m.joint(j).name]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from stages.errors import ConfigError
-from tests.perception.test_peg_physics import _peg_world
+from core.errors import ConfigError
+from tests.arms.perception.test_peg_physics import _peg_world
 
 
 def _geoms(model, body: str) -> list[int]:
@@ -19,7 +19,7 @@ def _geoms(model, body: str) -> list[int]:
 def test_the_grip_is_collision_geometry_the_camera_does_not_see(tmp_path):
     import mujoco
 
-    from stages.perception.camera import SceneCamera
+    from stages.arms.perception.camera import SceneCamera
 
     plain, fitted = _peg_world(tmp_path / "a"), _peg_world(tmp_path / "b", form_fit=True)
     m = fitted.model

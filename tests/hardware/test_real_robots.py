@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from omegaconf import OmegaConf
 
-from stages.errors import ConfigError
-from stages.planning.stage import make_group
-from stages.scene import build_world
+from core.errors import ConfigError
+from stages.arms.planning.goals import make_group
+from stages.arms.world import build_world
 from tests.conftest import CONF, run_cli
 
 # the robot files only (importing gymnasium_robotics would register its environments)
@@ -34,7 +34,7 @@ def world(request):
 
 
 def test_a_real_robot_is_clear_at_home_and_plans_a_joint_and_a_pose_goal(world):
-    from stages.scene import home_proximity
+    from stages.arms.world import home_proximity
 
     assert home_proximity(world).distance_m >= world.clearance_m
     group = make_group(world)

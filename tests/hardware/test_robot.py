@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from omegaconf import OmegaConf
 
+from core.errors import ConfigError
 from hardware.geometry import collision_pairs, geom_name, min_clearance, pair_distances
 from hardware.robot import (
     DEFAULT_ACCELERATION_LIMIT,
@@ -19,7 +20,6 @@ from hardware.robot import (
     load_robot,
     resolve_mjcf_path,
 )
-from stages.errors import ConfigError
 
 mujoco = pytest.importorskip("mujoco")
 

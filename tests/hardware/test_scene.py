@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from omegaconf import OmegaConf
 
+from core.errors import ConfigError
 from hardware.geometry import collision_pairs, min_clearance, pair_distances
 from hardware.models.scene import SCENE_CAMERA, build_scene, look_at_quat
 from hardware.render import (
@@ -18,7 +19,6 @@ from hardware.render import (
     project_points,
 )
 from hardware.robot import REPO_ROOT, RobotSpec
-from stages.errors import ConfigError
 
 mujoco = pytest.importorskip("mujoco")
 

@@ -4,7 +4,7 @@ import os
 import numpy as np
 import pytest
 
-from stages.artifacts import atomic_write_bytes, atomic_write_json, atomic_write_npz
+from core.artifacts import atomic_write_bytes, atomic_write_json, atomic_write_npz
 
 
 def test_json_converts_numpy(tmp_path):

@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from stages.errors import ConfigError
+from core.errors import ConfigError
 from stages.graph import build_graph, check_targets, run_graph, stage_seed
 
 C = "stages.examples.Constant"

@@ -1,0 +1,91 @@
+"""The bring-up stage: runs the bring-up checklist (:mod:`stages.arms.execution.bringup`) on the robot.
+
+``choreograph pipeline=bringup`` runs it on the simulated robot; faults and latency are
+injected per arm with ``hardware.faults.<arm>.{send_latency_s, send_jitter_s, fail_at_s,
+reject, hang}``, and every criterion is a parameter of the stage, e.g.
+``pipeline.stages.bringup.speed_fraction=0.1`` or
+``pipeline.stages.bringup.synchronized.max_start_skew_s=0.001``.
+
+Writes ``bringup/report.md`` (step, criterion, measured, pass/fail), ``bringup/report.json``
+and ``bringup/states.npz`` (the physics recording on the simulator), and the metrics
+``bringup.<step>_pass`` / ``bringup.<step>_status`` plus every measured value. When a step
+fails the report is saved first, then the stage fails with an ``ExecutionError`` naming it.
+
+With ``hardware.driver=ros2`` it runs on the real robot through
+:class:`hardware.arms.ros2.Ros2Connection` (settings under ``hardware.ros2``); those drivers are
+real, so every moving step needs ``pipeline.stages.bringup.confirm=true`` (or per step).
+``treat_as_real=true`` rehearses that on the simulator.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from core.artifacts import JsonFile, NpzFile, TextFile
+from core.errors import ExecutionError
+from stages.arms.execution.bringup import ArmLimitsSpec, BringUpProtocol, MarkedReal
+from stages.arms.execution.bringup_checks import motion_validator, touching_counter
+from stages.arms.execution.bringup_settings import BringUpSettings
+from stages.arms.execution.rig import hardware_settings, simulated_robot
+from stages.graph import Stage, StageContext, StageResult
+
+
+class BringUp(Stage):
+    """The hardware-in-the-loop bring-up protocol, against the configured driver."""
+
+    outputs = ("report",)
+
+    def __init__(self, hardware: Mapping[str, Any] | None = None, treat_as_real: bool = False,
+                 **settings: Any):
+        self.hw = hardware_settings(hardware)
+        self.treat_as_real = bool(treat_as_real)
+        self.settings = BringUpSettings.from_config(
+            {**settings, "clock_speed": float(self.hw.get("speed", 1.0)),
+             "start_buffer_s": float(self.hw.get("start_buffer_s", 0.1)),
+             "max_start_lead_s": float(self.hw.get("max_start_lead_s", 1.0)),
+             "ack_timeout_s": float(self.hw.get("ack_timeout_s", 2.0))})
+
+    def _robot(self, world, seed: int):
+        """(context manager that runs the robot, drivers, physics sim or None)."""
+        if self.hw.get("driver", "mujoco") == "ros2":
+            from hardware.arms.ros2 import Ros2Connection
+
+            conn = Ros2Connection(world.robot, self.hw.get("ros2"))
+            return conn, None, None
+        sim, drivers = simulated_robot(world, world.robot.home(), world.robot.joint_names(), self.hw, seed)
+        return sim, drivers, sim
+
+    def run(self, ctx: StageContext, world) -> StageResult:
+        names = world.robot.joint_names()
+        running, drivers, sim = self._robot(world, ctx.seed)
+        with running:
+            if sim is None:          # a ROS 2 connection: its drivers exist once it has started
+                drivers = running.drivers
+            return self._run(ctx, world, names, drivers, sim)
+
+    def _run(self, ctx, world, names, drivers, sim) -> StageResult:
+        if self.treat_as_real:
+            drivers = {a: MarkedReal(d) for a, d in drivers.items()}
+        arms = {a.name: ArmLimitsSpec.from_arm_spec(a) for a in world.robot.arms}
+        protocol = BringUpProtocol(drivers, arms, self.settings, validate=motion_validator(world),
+                                   count_touching=touching_counter(world), log=ctx.log)
+        try:
+            report = protocol.run()
+        finally:   # saved before the stage fails, and on Ctrl-C (what ran so far)
+            if protocol.report is not None:
+                ctx.metrics.update(protocol.report.metrics())
+                ctx.save("report.md", TextFile(protocol.report.to_markdown(), ".md"))
+                ctx.save("report.json", JsonFile(protocol.report.to_json()))
+            if sim is not None:
+                times, qpos = sim.recorded()
+                ctx.save("states.npz", NpzFile({"times": times, "qpos": qpos,
+                                                "positions": qpos[:, world.robot.qpos_indices()]
+                                                if len(qpos) else np.zeros((0, len(names))),
+                                                "joint_names": names}))
+        ctx.log.info(report.summary())
+        if not report.passed:
+            raise ExecutionError(report.summary())
+        return StageResult(outputs={"report": report.to_json()}, metrics=report.metrics())

@@ -1,0 +1,57 @@
+"""Stage scene: build the world (robot + scene) and save its model, a picture and the collision matrix."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core.artifacts import JsonFile, PngImage, TextFile
+from stages.arms.world import build_world, home_proximity
+from stages.graph import Stage, StageContext, StageResult
+
+
+class SceneStage(Stage):
+    """Compiles the scene; writes scene.xml, scene/robot.json and camera renders."""
+
+    outputs = ("world",)
+
+    def __init__(self, robot: dict, scene: dict, render: bool = True,
+                 cameras: tuple[str, ...] = ("scene_camera", "overview")):
+        self.robot_cfg, self.scene_cfg = robot, scene
+        self.render, self.cameras = render, tuple(cameras)
+
+    def run(self, ctx: StageContext) -> StageResult:
+        world = build_world(self.robot_cfg, self.scene_cfg, asset_dir=ctx.out_dir / "assets")
+        model = world.model
+        prox = home_proximity(world)
+        ctx.log.info("home: closest pair %s – %s at %.1f mm", prox.geom1, prox.geom2,
+                     prox.distance_m * 1000)
+        for old, new in world.scene.renamed.items():
+            ctx.log.warning("the robot file's %s is renamed %r: the scene has one of that name", old, new)
+        acm = world.collision_matrix.to_json(model)
+        ctx.log.info("collision matrix: %d pairs checked; disabled %s (%d samples)", acm["checked_pairs"],
+                     acm["counts"], acm["samples"])
+        files: dict[str, Any] = {"collision_matrix.json": JsonFile(acm), "robot.json": JsonFile({
+            **world.robot.summary(), "geoms": int(model.ngeom),
+            "home_min_clearance": {"distance_m": prox.distance_m, "pair": [prox.geom1, prox.geom2]},
+        })}
+        if self.render:
+            import mujoco
+
+            from hardware.render import render_rgb
+
+            data = mujoco.MjData(model)
+            data.qpos[:] = world.home_qpos()
+            mujoco.mj_forward(model, data)
+            for cam in self.cameras:
+                if cam in world.scene.cameras:
+                    files[f"{cam}.png"] = PngImage(render_rgb(model, data, cam))
+        return StageResult(
+            outputs={"world": world},
+            metrics={"arms": len(world.robot.arms), "dof": len(world.robot.joint_names()),
+                     "geoms": int(model.ngeom), "home_min_clearance_m": prox.distance_m,
+                     "checked_pairs": acm["checked_pairs"],
+                     **{f"disabled_pairs_{reason}": n for reason, n in acm["counts"].items()},
+                     "home_clear": bool(prox.distance_m >= world.clearance_m)},
+            files=files,
+            run_files={"scene.xml": TextFile(world.scene.xml, ".xml")},
+        )

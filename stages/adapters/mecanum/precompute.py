@@ -1,0 +1,46 @@
+"""Stage precompute: the backward pass that gives every flattened segment its entry speed."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from core.artifacts import NpzFile
+from core.errors import ConfigError
+from stages.graph import Stage, StageContext, StageResult
+from stages.mecanum.paths.bundle import PathBundle, min_entry_speed
+from stages.mecanum.paths.precompute import benchmark_precompute
+from stages.mecanum.paths.profile import forward_profile
+
+
+class Precompute(Stage):
+    """The backward pass: the entry-speed table the control loop reads, and its timing."""
+
+    outputs = ("table",)
+
+    def __init__(self, benchmark_sizes: list[int] | tuple[int, ...] = (),
+                 benchmark_repeats: int = 5):
+        sizes = list(benchmark_sizes or [])
+        if any(not isinstance(n, int) or isinstance(n, bool) or n < 1 for n in sizes):
+            raise ConfigError(f"precompute.benchmark_sizes must be positive integers; got {sizes}")
+        self.sizes, self.repeats = sizes, max(1, int(benchmark_repeats))
+
+    def run(self, ctx: StageContext, path: PathBundle) -> StageResult:
+        t0 = time.perf_counter()
+        table = path.entry_speeds()
+        elapsed = time.perf_counter() - t0
+        profile = forward_profile(table)
+        metrics = {"time_s": elapsed, "segments": table.segments,
+                   "min_entry_speed_in_s": min_entry_speed(path),
+                   "stops": int(np.sum(table.corner_speed_in_s[1:-1] <= 1e-6)),
+                   "planned_time_s": profile.duration_s,
+                   "planned_peak_speed_in_s": float(profile.speed_in_s.max())}
+        if self.sizes:
+            for n, seconds in benchmark_precompute(self.sizes, path.limits, self.repeats).items():
+                metrics[f"bench_{n}_segments_time_s"] = seconds
+                ctx.log.info("precompute of %d segments: %.3g ms", n, seconds * 1e3)
+        files = {"table.npz": NpzFile(table.as_arrays()),
+                 "profile.npz": NpzFile({"s_in": profile.s_in, "speed_in_s": profile.speed_in_s,
+                                         "time_s": profile.time_s})}
+        return StageResult(outputs={"table": table}, metrics=metrics, files=files)

@@ -1,0 +1,124 @@
+import csv
+import json
+
+import pytest
+from omegaconf import OmegaConf
+
+from core.errors import ConfigError
+from stages.__main__ import run_config
+from stages.adapters.mecanum.follow import Follow
+from stages.adapters.mecanum.follow_compare import FollowCompare
+from stages.adapters.mecanum.sweep_summary import SweepSummary
+from stages.adapters.mecanum.teleop import Teleop
+from stages.graph import build_graph, run_graph
+from tests.conftest import run_cli
+
+NAMED = ["hairpin", "sharp_corner", "s_curve", "straight", "figure_eight"]
+METRICS = ("max_deviation_in", "end_error_in", "time_to_stop_s", "overshoot_in",
+           "peak_traction_fraction", "saturated_ticks")
+
+
+def run(compose, tmp_path, overrides, name="run"):
+    cfg = compose(overrides, run_dir=tmp_path / name)
+    record = run_config(cfg, tmp_path / name)
+    assert record.ok, record.error
+    return json.loads((tmp_path / name / "metrics.json").read_text()), tmp_path / name
+
+
+@pytest.mark.parametrize("path", NAMED)
+def test_follow_pipeline_on_every_named_path(compose, tmp_path, path):
+    animate = "true" if path == "hairpin" else "false"
+    m, run_dir = run(compose, tmp_path, ["pipeline=follow", f"path={path}",
+                                         f"pipeline.stages.follow.animate={animate}",
+                                         "pipeline.stages.follow.max_frames=4"])
+    for key in METRICS:
+        assert isinstance(m[f"follow.{key}"], (int, float))
+    assert m["follow.follower"] == "skidaddle" and m["follow.path"] == path
+    assert m["follow.end_error_in"] < 0.5 and m["follow.stopped"]
+    assert m["follow.max_deviation_in"] < 1.0
+    with open(run_dir / "follow/log.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == m["follow.ticks"] and {"time_s", "x_in", "power_lf", "deviation_in",
+                                                "active"} <= set(rows[0])
+    for name in ("field.png", "graphs.png"):
+        assert (run_dir / "follow" / name).stat().st_size > 10_000
+    assert (run_dir / "follow/follow.gif").exists() == (path == "hairpin")
+
+
+def test_the_comparison_table_matches_individual_runs(compose, tmp_path):
+    cmp, cmp_dir = run(compose, tmp_path, ["pipeline=follow_compare", "path=straight",
+                                          "pipeline.stages.compare.follower_files=false"], "cmp")
+    table = (cmp_dir / "compare/table.md").read_text()
+    assert (cmp_dir / "compare/field.png").stat().st_size > 10_000
+    for follower in ("skidaddle", "roadrunner", "roadrunner_a30"):
+        one, _ = run(compose, tmp_path, ["pipeline=follow", "path=straight",
+                                         f"follower={follower}",
+                                         "pipeline.stages.follow.animate=false"], follower)
+        row = next(line for line in table.splitlines() if line.startswith(f"| {follower} |"))
+        for key in METRICS:
+            assert cmp[f"compare.{follower}.{key}"] == one[f"follow.{key}"], (follower, key)
+            assert f"{one[f'follow.{key}']:.2f}" in row or str(one[f"follow.{key}"]) in row
+
+
+def test_the_sweep_gatherer_on_a_small_real_sweep(tmp_path):
+    sweep = tmp_path / "sweep"
+    out = run_cli("-m", "pipeline=follow", "path=straight", "follower=skidaddle,roadrunner",
+                  "pipeline.stages.follow.animate=false", "hydra/launcher=joblib",
+                  "hydra.launcher.n_jobs=2", f"hydra.sweep.dir={sweep}")
+    assert out.returncode == 0, out.stderr[-2000:]
+    graph = build_graph({"sweep_summary": {"_target_": "stages.adapters.mecanum.sweep_summary.SweepSummary",
+                                           "sweep_dir": str(sweep)}})
+    record = run_graph(graph, tmp_path / "summary", seed=0)
+    assert record.ok, record.error
+    with open(tmp_path / "summary/sweep_summary/summary.csv") as f:
+        rows = {r["follower"]: r for r in csv.DictReader(f)}
+    assert set(rows) == {"skidaddle", "roadrunner"}
+    for r in rows.values():
+        m = json.loads((sweep / r["run"] / "metrics.json").read_text())
+        assert float(r["max_deviation_in"]) == pytest.approx(m["follow.max_deviation_in"])
+        assert r["path"] == "straight" and r["status"] == "ok"
+    assert (tmp_path / "summary/sweep_summary/summary.png").stat().st_size > 10_000
+    assert "| straight | roadrunner |" in (tmp_path / "summary/sweep_summary/summary.md"
+                                           ).read_text()
+
+
+def test_teleop_replans_mid_motion_and_reaches_its_targets(compose, tmp_path):
+    m, run_dir = run(compose, tmp_path, ["pipeline=teleop",
+                                         "pipeline.stages.teleop.animate=false"])
+    assert m["teleop.replans"] >= 5 and m["teleop.interrupted"] >= 1
+    assert m["teleop.final_error_in"] < 0.5 and m["teleop.targets_reached"] >= 2
+    events = json.loads((run_dir / "teleop/events.json").read_text())
+    moving = [e for e in events if e.get("interrupted_previous")]
+    assert any(e["start_speed_in_s"] > 10 for e in moving)  # replaced while driving fast
+    assert (run_dir / "teleop/field.png").exists() and (run_dir / "teleop/log.csv").exists()
+
+
+def test_bad_config_fails_at_construction_naming_the_key():
+    with pytest.raises(ConfigError, match=r"follower.kind='bogus'; allowed: \['skidaddle'"):
+        Follow({"kind": "bogus"})
+    with pytest.raises(ConfigError, match=r"unknown key\(s\) \['gain'\]"):
+        Follow({"kind": "roadrunner", "gain": 3})
+    with pytest.raises(ConfigError, match=r"along_path has unknown key\(s\) \['tau'\]"):
+        Follow({"kind": "skidaddle", "along_path": {"tau": 0.1}})
+    with pytest.raises(ConfigError, match="heading='sideways'"):
+        Follow({"kind": "skidaddle", "heading": "sideways"})
+    with pytest.raises(ConfigError, match=r"pipeline.stages.follow has unknown key\(s\)"):
+        Follow({"kind": "skidaddle"}, max_time=3)
+    with pytest.raises(ConfigError, match="compare.followers"):
+        FollowCompare({})
+    with pytest.raises(ConfigError, match="sweep_dir"):
+        SweepSummary(None)
+    with pytest.raises(ConfigError, match=r"teleop.events\[0\].button='z' is not bound"):
+        Teleop({"buttons": {"a": [0, 0, 0]}, "events": [{"t_s": 0, "button": "z"}]},
+               {"kind": "skidaddle"})
+
+
+def test_pipeline_configs_compose_with_their_groups(compose):
+    cfg = compose(["pipeline=follow_compare", "path=s_curve",
+                   "pipeline.params.followers.roadrunner.max_profile_accel_in_s2=70"])
+    f = OmegaConf.to_container(cfg.pipeline.params.followers, resolve=True)
+    assert sorted(f) == ["roadrunner", "roadrunner_a30", "skidaddle"]
+    assert f["roadrunner_a30"]["max_profile_accel_in_s2"] == 30.0
+    assert f["roadrunner"]["max_profile_accel_in_s2"] == 70.0
+    cfg = compose(["pipeline=sweep_summary", "pipeline.params.sweep_dir=/tmp"])
+    assert cfg.pipeline.stages.sweep_summary.sweep_dir == "/tmp"
