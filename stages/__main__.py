@@ -18,8 +18,9 @@ from omegaconf import DictConfig, OmegaConf
 
 from core.artifacts import atomic_write_text
 from core.errors import ChoreographError
+from core.targets import check_targets
 from stages.config import register
-from stages.graph import RunRecord, build_graph, check_targets, run_graph, write_run_files
+from stages.graph import RunRecord, build_graph, run_graph, write_run_files
 
 register()
 log = logging.getLogger("choreograph")

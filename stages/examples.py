@@ -6,7 +6,7 @@ from typing import Any
 
 from core.artifacts import JsonFile
 from core.errors import ChoreographError
-from stages.graph import Stage, StageContext, StageResult
+from stages.api import Stage, StageContext, StageResult
 
 
 class Constant(Stage):

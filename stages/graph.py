@@ -10,124 +10,25 @@ up to date (atomically) so a failure loses nothing measured so far.
 
 from __future__ import annotations
 
-import hashlib
-import importlib
 import logging
 import time
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
 from core.artifacts import Artifact, atomic_write_json
 from core.errors import ChoreographError, ConfigError
+from core.targets import check_targets, resolve_target
+from stages.api import Stage, StageContext, StageResult
 
-ALLOWED_TARGET_PREFIXES = ("stages.", "hardware.")
 log = logging.getLogger("choreograph")
 trace_log = logging.getLogger("choreograph.trace")  # tracebacks: run.log only
 
 
-@dataclass
-class StageResult:
-    """What a stage's ``run`` returns.
-
-    ``outputs`` are passed in memory to later stages (and saved when they are
-    artifacts); ``metrics`` are merged into metrics.json as ``<stage>.<key>``;
-    ``files`` are saved in the stage folder; ``run_files`` at the run root.
-    """
-
-    outputs: dict[str, Any] = field(default_factory=dict)
-    metrics: dict[str, Any] = field(default_factory=dict)
-    files: dict[str, Artifact] = field(default_factory=dict)
-    run_files: dict[str, Artifact] = field(default_factory=dict)
-
-
-@dataclass
-class StageContext:
-    """What the runner hands a stage: its name, seed, logger and progress bars."""
-
-    name: str
-    seed: int
-    out_dir: Path
-    log: logging.Logger
-    metrics: dict[str, Any] = field(default_factory=dict)  # partial metrics, kept on failure
-
-    def save(self, filename: str, artifact: Artifact) -> None:
-        """Save an artifact into this stage's folder now (e.g. before raising, so nothing is lost)."""
-        artifact.save(self.out_dir / filename)
-
-    @property
-    def rng(self) -> np.random.Generator:
-        return np.random.default_rng(stage_seed(self.seed, self.name))
-
-    def progress(
-        self, items: Iterable, total: int | None = None, desc: str | None = None
-    ) -> Iterator:
-        """Iterate with a tqdm bar on a terminal and progress lines in run.log."""
-        from tqdm.auto import tqdm
-
-        total = total if total is not None else (len(items) if hasattr(items, "__len__") else None)
-        desc = desc or self.name
-        step = max(1, (total or 10) // 10)
-        bar = tqdm(items, total=total, desc=desc, leave=False, disable=None)
-        for i, item in enumerate(bar, start=1):
-            yield item
-            if i % step == 0 or i == total:
-                self.log.debug("%s: %d/%s", desc, i, total if total is not None else "?")
-
-
-class Stage:
-    """Base class of stages: declare ``outputs`` and implement ``run``."""
-
-    outputs: ClassVar[tuple[str, ...]] = ()
-
-    def run(self, ctx: StageContext, **inputs: Any) -> StageResult:  # pragma: no cover
-        raise NotImplementedError
-
-
-def stage_seed(seed: int, name: str) -> int:
-    """A per-stage seed derived from the run seed and the stage name (stable)."""
-    digest = hashlib.sha256(f"{seed}:{name}".encode()).digest()
-    return int.from_bytes(digest[:8], "little")
-
-
 # --------------------------------------------------------------------------- targets
-def check_targets(node: Any, where: str = "") -> None:
-    """Refuse any ``_target_`` outside the allowlisted namespaces, anywhere in a config."""
-    if isinstance(node, Mapping):
-        target = node.get("_target_")
-        if target is not None and not (
-            isinstance(target, str) and target.startswith(ALLOWED_TARGET_PREFIXES)
-        ):
-            raise ConfigError(
-                f"{where or '<root>'}._target_={target!r} is not allowed: targets must live in "
-                f"{' or '.join(p + '*' for p in ALLOWED_TARGET_PREFIXES)}"
-            )
-        for key, value in node.items():
-            check_targets(value, f"{where}.{key}" if where else str(key))
-    elif isinstance(node, list | tuple):
-        for i, value in enumerate(node):
-            check_targets(value, f"{where}[{i}]")
-
-
-def resolve_target(target: str, where: str) -> type:
-    check_targets({"_target_": target}, where)
-    module_name, _, attr = target.rpartition(".")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise ConfigError(
-            f"{where}._target_={target!r}: cannot import {module_name!r} ({exc})"
-        ) from exc
-    try:
-        return getattr(module, attr)
-    except AttributeError:
-        public = sorted(n for n in dir(module) if not n.startswith("_") and n[0].isupper())
-        raise ConfigError(
-            f"{where}._target_={target!r}: {module_name} has no {attr!r}; it has {public}"
-        ) from None
 
 
 # --------------------------------------------------------------------------- graph

@@ -3,7 +3,9 @@ import json
 import pytest
 
 from core.errors import ConfigError
-from stages.graph import build_graph, check_targets, run_graph, stage_seed
+from core.targets import check_targets
+from stages.api import stage_seed
+from stages.graph import build_graph, run_graph
 
 C = "stages.examples.Constant"
 

@@ -19,6 +19,7 @@ import numpy as np
 
 from core.artifacts import JsonFile
 from core.errors import ConfigError, PlanningError
+from stages.api import Stage, StageContext, StageResult
 from stages.arms.bench.planning import checker_throughput
 from stages.arms.planning.checker import ClearanceChecker
 from stages.arms.planning.goals import make_group, planner_settings
@@ -26,7 +27,6 @@ from stages.arms.planning.path import JointPath
 from stages.arms.retiming.retime import retime_with_report
 from stages.arms.verification.clearance import check_clearance
 from stages.arms.world import limits_for
-from stages.graph import Stage, StageContext, StageResult
 
 
 class BenchRobot(Stage):

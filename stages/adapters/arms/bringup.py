@@ -26,11 +26,11 @@ import numpy as np
 
 from core.artifacts import JsonFile, NpzFile, TextFile
 from core.errors import ExecutionError
+from stages.api import Stage, StageContext, StageResult
 from stages.arms.execution.bringup import ArmLimitsSpec, BringUpProtocol, MarkedReal
 from stages.arms.execution.bringup_checks import motion_validator, touching_counter
 from stages.arms.execution.bringup_settings import BringUpSettings
 from stages.arms.execution.rig import hardware_settings, simulated_robot
-from stages.graph import Stage, StageContext, StageResult
 
 
 class BringUp(Stage):

@@ -9,10 +9,10 @@ import numpy as np
 
 from core.artifacts import JsonFile, Mp4Video, NpzFile
 from core.errors import ExecutionError
+from stages.api import Stage, StageContext, StageResult
 from stages.arms.execution.executor import SynchronizedExecutor, split_trajectory
 from stages.arms.execution.replay import colliding_states, render_states
 from stages.arms.execution.rig import hardware_settings, simulated_robot, tracking_errors
-from stages.graph import Stage, StageContext, StageResult
 
 
 class Execute(Stage):

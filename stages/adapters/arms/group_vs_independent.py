@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 
 from core.artifacts import JsonFile, PngFigure
+from stages.api import Stage, StageContext, StageResult
 from stages.arms.planning.checker import ClearanceChecker
 from stages.arms.planning.figures import gripper_paths_figure
 from stages.arms.planning.goals import make_group
 from stages.arms.planning.independent import colliding_frames, detour_m, gripper_paths
-from stages.graph import Stage, StageContext, StageResult
 
 
 class GroupVsIndependent(Stage):

@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 
 from core.artifacts import NpzFile
+from stages.api import Stage, StageContext, StageResult
 from stages.arms.planning.checker import ClearanceChecker
 from stages.arms.planning.goals import make_group, planner_settings
 from stages.arms.planning.independent import colliding_frames, plan_independent
 from stages.arms.retiming.retime import retime_with_report
 from stages.arms.world import limits_for
-from stages.graph import Stage, StageContext, StageResult
 
 
 class Independent(Stage):

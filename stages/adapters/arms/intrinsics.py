@@ -11,8 +11,8 @@ import numpy as np
 
 from core.artifacts import JsonFile, PngFigure, PngImage
 from core.errors import ConfigError
+from stages.api import Stage, StageContext, StageResult
 from stages.arms.perception.scene_state import scene_object
-from stages.graph import Stage, StageContext, StageResult
 
 
 # ---------------------------------------------------------------------- intrinsics

@@ -8,8 +8,8 @@ import numpy as np
 
 from core.artifacts import JsonFile, PngImage
 from core.errors import ConfigError, PerceptionError
+from stages.api import Stage, StageContext, StageResult
 from stages.arms.perception.scene_state import SimState, resting_face, scene_object, table_height
-from stages.graph import Stage, StageContext, StageResult
 
 
 # ---------------------------------------------------------------------- perceive

@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 
 from core.artifacts import JsonFile
+from stages.api import Stage, StageContext, StageResult
 from stages.arms.planning.goals import make_group, parse_goal, planner_settings, start_configuration
-from stages.graph import Stage, StageContext, StageResult
 
 
 class Plan(Stage):

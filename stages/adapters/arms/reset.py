@@ -9,6 +9,7 @@ import numpy as np
 
 from core.artifacts import JsonFile, Mp4Video, PngImage
 from core.errors import ExecutionError
+from stages.api import Stage, StageContext, StageResult
 from stages.arms.execution.replay import render_states
 from stages.arms.execution.rig import hardware_settings
 from stages.arms.planning.goals import planner_settings
@@ -16,7 +17,6 @@ from stages.arms.reset.plan import ResetPlanner
 from stages.arms.reset.reset import run_reset
 from stages.arms.reset.setup import build_rig, drop_peg, reset_settings
 from stages.arms.reset.task import TaskSpec
-from stages.graph import Stage, StageContext, StageResult
 
 
 class Reset(Stage):

@@ -12,8 +12,8 @@ from pathlib import Path
 
 from core.artifacts import JsonFile
 from core.errors import ConfigError
+from stages.api import Stage, StageContext, StageResult
 from stages.arms.reset.summary import summarize_runs
-from stages.graph import Stage, StageContext, StageResult
 
 
 class ResetSummary(Stage):

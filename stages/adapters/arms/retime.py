@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from core.artifacts import NpzFile
+from stages.api import Stage, StageContext, StageResult
 from stages.arms.retiming.retime import retime_with_report
 from stages.arms.world import limits_for
-from stages.graph import Stage, StageContext, StageResult
 
 
 class Retime(Stage):

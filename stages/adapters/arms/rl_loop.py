@@ -16,6 +16,8 @@ import numpy as np
 
 from core.artifacts import JsonFile, TextFile
 from core.errors import ChoreographError, ConfigError, PerceptionError
+from core.targets import check_targets
+from stages.api import Stage, StageContext, StageResult
 from stages.arms.execution.rig import hardware_settings
 from stages.arms.planning.goals import planner_settings
 from stages.arms.reset.plan import ResetPlanner
@@ -25,7 +27,6 @@ from stages.arms.reset.task import TaskSpec
 from stages.arms.rl.policy import make_policy
 from stages.arms.rl.success import check_insertion
 from stages.arms.rl.summary import summarize
-from stages.graph import Stage, StageContext, StageResult, check_targets
 
 
 class RLLoop(Stage):

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from core.artifacts import JsonFile, PngImage, TextFile
+from stages.api import Stage, StageContext, StageResult
 from stages.arms.world import build_world, home_proximity
-from stages.graph import Stage, StageContext, StageResult
 
 
 class SceneStage(Stage):

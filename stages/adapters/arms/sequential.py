@@ -8,10 +8,10 @@ from typing import Any
 import numpy as np
 
 from core.artifacts import NpzFile
+from stages.api import Stage, StageContext, StageResult
 from stages.arms.execution.executor import SynchronizedExecutor, split_trajectory
 from stages.arms.execution.replay import colliding_states
 from stages.arms.execution.rig import hardware_settings, simulated_robot
-from stages.graph import Stage, StageContext, StageResult
 
 
 class Sequential(Stage):

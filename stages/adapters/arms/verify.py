@@ -6,13 +6,13 @@ import time
 
 from core.artifacts import JsonFile, PngFigure
 from core.errors import VerificationError
+from stages.api import Stage, StageContext, StageResult
 from stages.arms.planning.checker import ClearanceChecker
 from stages.arms.retiming.retime import retime_with_report
 from stages.arms.verification.clearance import check_clearance
 from stages.arms.verification.limits import check_limits
 from stages.arms.verification.plots import clearance_figure, joint_profiles_figure
 from stages.arms.world import limits_for
-from stages.graph import Stage, StageContext, StageResult
 
 
 class Verify(Stage):

@@ -9,7 +9,7 @@ import numpy as np
 from core.artifacts import JsonFile, NpzFile
 from core.errors import ConfigError
 from hardware.mecanum.params import DriveParams
-from stages.graph import Stage, StageContext, StageResult
+from stages.api import Stage, StageContext, StageResult
 from stages.mecanum.paths.bezier import BezierChain
 from stages.mecanum.paths.bundle import PathBundle, min_entry_speed
 from stages.mecanum.paths.flatten import MAX_DEPTH, flatten_chain

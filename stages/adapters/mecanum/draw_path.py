@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from core.artifacts import PngFigure
-from stages.graph import Stage, StageContext, StageResult
+from stages.api import Stage, StageContext, StageResult
 from stages.mecanum.paths.bundle import GifFile, PathBundle, planned_poses, slowest_turn
 from stages.mecanum.paths.precompute import EntrySpeedTable
 from stages.mecanum.paths.profile import forward_profile

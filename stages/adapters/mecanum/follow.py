@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from core.artifacts import JsonFile
-from stages.graph import Stage, StageContext, StageResult
+from stages.api import Stage, StageContext, StageResult
 from stages.mecanum.control.factory import check_follower_config
 from stages.mecanum.control.follow_run import SimSettings, run_files, simulate
 from stages.mecanum.paths.bundle import PathBundle

@@ -8,7 +8,7 @@ import numpy as np
 
 from core.artifacts import JsonFile, PngFigure, TextFile
 from core.errors import ConfigError
-from stages.graph import Stage, StageContext, StageResult
+from stages.api import Stage, StageContext, StageResult
 from stages.mecanum.control.factory import check_follower_config
 from stages.mecanum.control.follow_run import SimSettings, compare_table, run_files, simulate
 from stages.mecanum.control.metrics import METRIC_KEYS

@@ -8,7 +8,7 @@ import numpy as np
 
 from core.artifacts import NpzFile
 from core.errors import ConfigError
-from stages.graph import Stage, StageContext, StageResult
+from stages.api import Stage, StageContext, StageResult
 from stages.mecanum.paths.bundle import PathBundle, min_entry_speed
 from stages.mecanum.paths.precompute import benchmark_precompute
 from stages.mecanum.paths.profile import forward_profile

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from core.artifacts import PngFigure, TextFile
 from core.errors import ConfigError
-from stages.graph import Stage, StageContext, StageResult
+from stages.api import Stage, StageContext, StageResult
 from stages.mecanum.control.follow_run import SWEEP_COLUMNS, format_cell, gather_sweep
 
 

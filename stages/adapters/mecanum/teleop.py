@@ -8,7 +8,7 @@ import numpy as np
 
 from core.artifacts import JsonFile, PngFigure, TextFile
 from core.errors import ConfigError
-from stages.graph import Stage, StageContext, StageResult
+from stages.api import Stage, StageContext, StageResult
 from stages.mecanum.control.factory import check_follower_config
 from stages.mecanum.control.follow_run import log_csv
 from stages.mecanum.paths.bundle import GifFile

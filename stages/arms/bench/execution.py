@@ -41,10 +41,10 @@ import numpy as np
 from core.artifacts import JsonFile, PngFigure
 from core.errors import ConfigError, ExecutionError
 from hardware.arms.protocol import ArmTrajectory, CancelEvent, DriverWrapper, GoalResult, Outcome
+from stages.api import Stage, StageContext, StageResult
 from stages.arms.execution.executor import SynchronizedExecutor, split_trajectory
 from stages.arms.execution.replay import colliding_states
 from stages.arms.execution.rig import hardware_settings, simulated_robot
-from stages.graph import Stage, StageContext, StageResult
 
 
 class StartOnArrival(DriverWrapper):

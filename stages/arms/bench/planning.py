@@ -31,9 +31,9 @@ import numpy as np
 
 from core.artifacts import JsonFile, TextFile
 from core.errors import ChoreographError, ConfigError, PlanningError
+from stages.api import Stage, StageContext, StageResult
 from stages.arms.planning.goals import make_group, planner_settings, start_configuration
 from stages.arms.planning.rrt import path_length
-from stages.graph import Stage, StageContext, StageResult
 
 OURS = "choreograph"
 GOAL_SET_KEYS = ("poses", "joints", "cartesian", "arms", "start", "objects", "seeds")

@@ -48,7 +48,7 @@ import numpy as np
 from core.artifacts import JsonFile, PngFigure, PngImage
 from core.errors import ConfigError, PerceptionError, PlanningError
 from core.se3 import axis_rotation
-from stages.graph import Stage, StageContext, StageResult
+from stages.api import Stage, StageContext, StageResult
 
 
 class PegExtrinsics(Stage):

@@ -17,9 +17,9 @@ import numpy as np
 from core.artifacts import JsonFile, PngFigure, PngImage
 from core.errors import ConfigError, PerceptionError
 from core.se3 import axis_rotation, matrix_to_quat
+from stages.api import Stage, StageContext, StageResult
 from stages.arms.perception.plots import residual_plot
 from stages.arms.perception.scene_state import scene_object
-from stages.graph import Stage, StageContext, StageResult
 
 
 @dataclass(frozen=True)

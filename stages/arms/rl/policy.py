@@ -14,7 +14,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from core.errors import ConfigError
-from stages.graph import check_targets
+from core.targets import check_targets
 
 
 class Policy(Protocol):

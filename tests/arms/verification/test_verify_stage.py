@@ -6,10 +6,10 @@ from omegaconf import OmegaConf
 
 from core.errors import VerificationError
 from stages.adapters.arms.verify import Verify
+from stages.api import StageContext
 from stages.arms.planning.path import JointPath
 from stages.arms.retiming.retime import retime_with_report
 from stages.arms.world import build_world
-from stages.graph import StageContext
 from tests.conftest import CONF
 
 
