@@ -25,6 +25,7 @@ inside lists are typed ``Any`` there (OmegaConf refuses YAML ints in float lists
 from __future__ import annotations
 
 import dataclasses
+import re
 import types
 import typing
 from collections.abc import Mapping, Sequence
@@ -74,18 +75,23 @@ def _dataclass(cls: type, data: Any, key: str) -> Any:
     kwargs = {}
     for name, value in data.items():
         if name not in allowed:
-            raise ConfigError(f"{key}.{name}: not a {_label(cls)} setting; allowed: {allowed}")
+            raise ConfigError(f"{key}.{name}: not {_label(cls)} setting; allowed: {allowed}")
         kwargs[name] = _convert(hints[name], value, f"{key}.{name}")
+    missing = [f.name for f in dataclasses.fields(cls) if f.name not in kwargs
+               and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
+    if missing:
+        raise ConfigError(f"{key}.{missing[0]}: required ({_label(cls)} settings: {allowed})")
     try:
         return cls(**kwargs)
     except InvalidSetting as exc:
         raise ConfigError(f"{key}.{exc}") from None
-    except TypeError as exc:   # a required field left out
-        raise ConfigError(f"{key}: {exc}; settings: {allowed}") from None
 
 
 def _label(cls: type) -> str:
-    return cls.__name__.removesuffix("Settings").lower() or cls.__name__
+    """``BenchPlanSettings`` → "a bench plan", ``ImageEffects`` → "an image effects"."""
+    name = cls.__name__.removesuffix("Settings") or cls.__name__
+    name = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name).lower()
+    return ("an " if name[0] in "aeiou" else "a ") + name
 
 
 def _convert(tp: Any, value: Any, key: str) -> Any:
@@ -117,7 +123,8 @@ def _convert(tp: Any, value: Any, key: str) -> Any:
         if origin is tuple and args and not (len(args) == 2 and args[1] is Ellipsis):
             if len(items) != len(args):
                 raise ConfigError(f"{key}: expected {len(args)} values, got {len(items)} ({value!r})")
-            return tuple(_convert(a, v, f"{key}[{i}]") for i, (a, v) in enumerate(zip(args, items)))
+            pairs = enumerate(zip(args, items, strict=True))
+            return tuple(_convert(a, v, f"{key}[{i}]") for i, (a, v) in pairs)
         item_type = args[0] if args else Any
         out = [_convert(item_type, v, f"{key}[{i}]") for i, v in enumerate(items)]
         return tuple(out) if origin is tuple else out
@@ -178,8 +185,28 @@ def schema(cls: type) -> type:
                 factory = f.default_factory
                 spec["default_factory"] = (lambda fac=factory: _plain(fac()))
             fields.append((f.name, _schema_type(hints[f.name]), dataclasses.field(**spec)))
-        _SCHEMAS[cls] = dataclasses.make_dataclass(cls.__name__, fields)
+        made = dataclasses.make_dataclass(cls.__name__, fields)   # the name Hydra's errors show
+        made.__module__, made.__qualname__ = __name__, _schema_name(cls)   # how pickle finds it again
+        _SCHEMAS[cls] = made
     return _SCHEMAS[cls]
+
+
+def _schema_name(cls: type) -> str:
+    return f"{cls.__module__.replace('.', '__')}___{cls.__qualname__}"
+
+
+def __getattr__(name: str) -> type:
+    """A schema by its generated name, made on first use (how pickle finds it in a worker process)."""
+    module, sep, qualname = name.rpartition("___")
+    if not sep or not module:
+        raise AttributeError(name)
+    import importlib
+
+    try:
+        owner = importlib.import_module(module.replace("__", "."))
+    except ImportError:
+        raise AttributeError(name) from None
+    return schema(getattr(owner, qualname))
 
 
 def _plain(value: Any) -> Any:
@@ -201,8 +228,9 @@ def _schema_type(tp: Any, inner: bool = False) -> Any:
         return dict[str, _schema_type(args[1], inner=True) if args else Any]
     if origin in (typing.Union, types.UnionType):
         options = [a for a in args if a is not type(None)]
-        if len(options) == 1 and type(None) in args:
-            return typing.Optional[_schema_type(options[0], inner)]  # noqa: UP007 (OmegaConf)
+        if len(options) == 1 and type(None) in args and typing.get_origin(options[0]) not in (
+                tuple, list, Sequence, dict, Mapping):   # OmegaConf cannot merge into a None container
+            return typing.Optional[_schema_type(options[0], inner)]  # noqa: UP045 (OmegaConf)
         return Any
     if origin is Literal:
         return str if all(isinstance(a, str) for a in args) else Any

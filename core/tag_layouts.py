@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from core.errors import ConfigError
+from core.settings import from_config, require
 
 TAG_FAMILY_CELLS = {"DICT_APRILTAG_36h11": 8, "DICT_APRILTAG_25h9": 7, "DICT_APRILTAG_16h5": 6,
                     "DICT_APRILTAG_36h10": 8, "DICT_4X4_50": 6, "DICT_4X4_100": 6,
@@ -175,57 +176,60 @@ class TagLayout:
         return cv2.aruco.Board(obj, marker_dictionary(self.dictionary), np.array(self.ids))
 
 
-# ---------------------------------------------------------------------- builders
-def _ids(cfg: Mapping[str, Any], n: int, where: str) -> list[int]:
-    ids = cfg.get("ids", list(range(n)))
-    if isinstance(ids, str | bytes) or not hasattr(ids, "__len__") or len(ids) != n:
-        raise ConfigError(f"{where}.ids must list exactly {n} tag ids, got {ids!r}")
-    try:
-        out = [int(i) for i in ids]
-    except (TypeError, ValueError):
-        raise ConfigError(f"{where}.ids must be integers, got {ids!r}") from None
-    if min(out) < 0:
-        raise ConfigError(f"{where}.ids must be >= 0, got {out}")
-    return out
+# ---------------------------------------------------------------------- settings and builders
+@dataclass(frozen=True)
+class PegTagSettings:
+    """The peg's ``tags``: ten tags, ids in config order (see the module docstring)."""
+
+    dictionary: str = "DICT_APRILTAG_36h11"
+    ids: tuple[int, ...] = tuple(range(10))
+    size_m: float = 0.03                      # side of the black square
+    long_face_offset_m: float | None = None   # tag centres along z from the centre; None: length / 4
+    quiet_zone_cells: int = 1                 # white margin around the black square, in cells
+    texture_px_per_cell: int = 16             # resolution of the generated tag images
+
+    def __post_init__(self):
+        require(len(self.ids) == 10 and min(self.ids) >= 0, "ids", list(self.ids), "exactly 10 tag ids >= 0")
+        require(np.isfinite(self.size_m) and self.size_m > 0, "size_m", self.size_m, "> 0 (m)")
 
 
-def _positive(x: Any, where: str) -> float:
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        raise ConfigError(f"{where} must be a number, got {x!r}") from None
-    if not np.isfinite(v) or v <= 0:
-        raise ConfigError(f"{where} must be > 0, got {x!r}")
-    return v
+@dataclass(frozen=True)
+class PlateTagSettings:
+    """A tag plate's ``tags``: a ``grid`` of tags, ids row by row from the top-left."""
+
+    dictionary: str = "DICT_APRILTAG_36h11"
+    ids: tuple[int, ...] | None = None        # None: 0, 1, ... (rows x cols of them)
+    size_m: float = 0.04                      # side of the black square
+    grid: tuple[int, int] = (1, 1)            # rows, cols
+    spacing_m: float | None = None            # tag pitch; None: the tag with its quiet zone
+    quiet_zone_cells: int = 1
+    texture_px_per_cell: int = 16
+
+    def __post_init__(self):
+        require(min(self.grid) >= 1, "grid", list(self.grid), "[rows, cols] >= 1")
+        n = self.grid[0] * self.grid[1]
+        require(self.ids is None or (len(self.ids) == n and min(self.ids) >= 0), "ids",
+                None if self.ids is None else list(self.ids), f"exactly {n} tag ids >= 0 (rows x cols)")
+        require(np.isfinite(self.size_m) and self.size_m > 0, "size_m", self.size_m, "> 0 (m)")
 
 
-def _check(cfg: Mapping[str, Any], allowed: tuple[str, ...], where: str) -> None:
-    unknown = sorted(str(k) for k in cfg if k not in allowed)
-    if unknown:
-        raise ConfigError(f"{where}: unknown key(s) {', '.join(unknown)}; allowed: "
-                          f"{', '.join(allowed)}")
+@dataclass(frozen=True)
+class _PegSize:
+    size: tuple[float, float, float]   # full extents, m; z is the long axis
+
+    def __post_init__(self):
+        require(all(np.isfinite(self.size)) and min(self.size) > 0, "size", list(self.size),
+                "[x, y, z] full extents > 0 in metres")
 
 
-PEG_TAG_KEYS = ("dictionary", "ids", "size_m", "long_face_offset_m", "quiet_zone_cells",
-                "texture_px_per_cell")
-PLATE_TAG_KEYS = ("dictionary", "ids", "size_m", "grid", "spacing_m", "quiet_zone_cells",
-                  "texture_px_per_cell")
-
-
-def peg_layout(size: Sequence[float], tags: Mapping[str, Any] | None = None,
+def peg_layout(size: Sequence[float], tags: Mapping[str, Any] | PegTagSettings | None = None,
                name: str = "peg", surface_offset_m: float = 0.0004) -> TagLayout:
     """The ten-tag peg (see the module docstring). ``size`` = full extents (x, y, z = long)."""
     where = f"scene.objects.{name}"
-    if isinstance(size, str | bytes) or not hasattr(size, "__len__") or len(size) != 3:
-        raise ConfigError(f"{where}.size must be [x, y, z] full extents in metres, got {size!r}")
-    sx, sy, sz = (_positive(v, f"{where}.size[{i}]") for i, v in enumerate(size))
-    cfg = dict(tags or {})
-    _check(cfg, PEG_TAG_KEYS, f"{where}.tags")
-    dictionary = str(cfg.get("dictionary", "DICT_APRILTAG_36h11"))
-    ids = _ids(cfg, 10, f"{where}.tags")
-    s = _positive(cfg.get("size_m", 0.03), f"{where}.tags.size_m")
-    off = float(cfg.get("long_face_offset_m", sz / 4))
-    quiet = int(cfg.get("quiet_zone_cells", 1))
+    sx, sy, sz = from_config(_PegSize, {"size": size}, where).size
+    cfg = from_config(PegTagSettings, tags, f"{where}.tags")
+    dictionary, ids, s, quiet = cfg.dictionary, cfg.ids, cfg.size_m, cfg.quiet_zone_cells
+    off = sz / 4 if cfg.long_face_offset_m is None else cfg.long_face_offset_m
     cells = TAG_FAMILY_CELLS.get(dictionary, 8)
     outer = s * (cells + 2 * quiet) / cells  # the tag geom with its white quiet zone
     if sz <= sx or sz <= sy:
@@ -258,25 +262,19 @@ def peg_layout(size: Sequence[float], tags: Mapping[str, Any] | None = None,
     return TagLayout(name, dictionary, tuple(placed), tuple(half.tolist()), quiet)
 
 
-def plate_layout(tags: Mapping[str, Any] | None = None, name: str = "tag_plate",
+def plate_layout(tags: Mapping[str, Any] | PlateTagSettings | None = None, name: str = "tag_plate",
                  surface_offset_m: float = 0.0003) -> TagLayout:
     """A flat plate of ``grid = [rows, cols]`` tags facing the plate frame's +z, centred at 0
     (the plate's surface is z = 0; the tags' printed surface at ``surface_offset_m``).
 
     Ids run row by row from the top-left (plate +y is up, +x is right).
     """
-    where = f"scene.objects.{name}.tags"
-    cfg = dict(tags or {})
-    _check(cfg, PLATE_TAG_KEYS, where)
-    rows, cols = (int(v) for v in cfg.get("grid", [1, 1]))
-    if rows < 1 or cols < 1:
-        raise ConfigError(f"{where}.grid must be [rows, cols] >= 1, got {cfg.get('grid')!r}")
-    ids = _ids(cfg, rows * cols, where)
-    s = _positive(cfg.get("size_m", 0.04), f"{where}.size_m")
-    dictionary = str(cfg.get("dictionary", "DICT_APRILTAG_36h11"))
-    quiet = int(cfg.get("quiet_zone_cells", 1))
-    pitch = float(cfg.get("spacing_m", s * (TAG_FAMILY_CELLS.get(dictionary, 8) + 2 * quiet)
-                          / TAG_FAMILY_CELLS.get(dictionary, 8)))
+    cfg = from_config(PlateTagSettings, tags, f"scene.objects.{name}.tags")
+    rows, cols = cfg.grid
+    ids = tuple(range(rows * cols)) if cfg.ids is None else cfg.ids
+    s, dictionary, quiet = cfg.size_m, cfg.dictionary, cfg.quiet_zone_cells
+    cells = TAG_FAMILY_CELLS.get(dictionary, 8)
+    pitch = s * (cells + 2 * quiet) / cells if cfg.spacing_m is None else cfg.spacing_m
     placed = []
     for r in range(rows):
         for c in range(cols):

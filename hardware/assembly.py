@@ -6,7 +6,7 @@ angle: radian}}``; ``root_body: <name>`` keeps only that body's subtree (e.g. dr
 body and weld). Paths: absolute, relative to the repo root, or ``pkg://<package>/<path inside it>``.
 Asset paths are made absolute, so the assembled spec's ``to_xml()`` loads from anywhere.
 
-A build (``robot.build``)::
+A build (``robot.build``, read as :class:`BuildSettings`)::
 
     base: {box: {size: [hx, hy, hz], pos: [x, y, z], rgba: [...]}}  # or a part (prefix "base/"); or absent
     arms:
@@ -15,6 +15,7 @@ A build (``robot.build``)::
         mount: {pos: [x, y, z], quat: [w, x, y, z]}   # or euler_deg: [rx, ry, rz] (extrinsic x, y, z)
         gripper: {file: ..., site: <site in the arm> | body: <body in the arm>, mount: {...}}  # "hand/"
         position_actuators: {joints: [...], kp: 100 | [...], kv: 0 | [...], forcerange: [lo, hi] | [[..]]}
+        gravcomp: false               # true: the arm's controller cancels gravity
 
 Compiled names are ``<arm>/<name>`` and ``<arm>/hand/<name>``. ``position_actuators.joints`` are
 the arm part's own names (a gripper joint is ``hand/<name>``); each gets a position actuator named
@@ -24,104 +25,172 @@ position actuators on its joints. Every error is a ``ConfigError`` naming the co
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import re
 import tempfile
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Literal
 from xml.sax.saxutils import quoteattr
 
 import numpy as np
 
 from core.errors import ConfigError
-from hardware.robot import REPO_ROOT, _number, _plain
+from core.settings import from_config, require
+from hardware.resources import INSTALL_HINT, PKG_SCHEME, REPO_ROOT, plain_config, resolve_resource
 
-PKG_SCHEME = "pkg://"
-INSTALL_HINT = "pip install -e '.[robots]'"
-_PART_KEYS = ("file", "fragments", "root_body")
-_FRAGMENT_KEYS = ("assets", "worldbody", "actuators", "meshdir", "texturedir", "angle")
+__all__ = ["INSTALL_HINT", "PKG_SCHEME", "REPO_ROOT", "BuildSettings", "assemble", "resolve_resource"]
+
 _SIZE_FIELDS = ("nconmax", "njmax", "nkey", "nuserdata", "nuser_actuator", "nuser_body", "nuser_cam",
                 "nuser_geom", "nuser_jnt", "nuser_sensor", "nuser_site", "nuser_tendon")
+Vec3 = tuple[float, float, float]
 
 
-def resolve_resource(path: str, key: str) -> Path:
-    """``pkg://<package>/<path>`` inside an installed package; absolute as is; else repo-relative."""
-    s = str(path if path is not None else "").strip()
-    if not s:
-        raise ConfigError(f"{key} is empty; give a path (absolute, relative to {REPO_ROOT}, "
-                          f"or {PKG_SCHEME}<package>/<path>)")
-    if s.startswith(PKG_SCHEME):
-        package, _, inner = s[len(PKG_SCHEME):].partition("/")
-        try:
-            found = importlib.util.find_spec(package) if package else None
-        except (ImportError, ValueError):
-            found = None
-        if found is None:
-            raise ConfigError(f"{key}: package {package!r} (for {s!r}) is not installed; install the "
-                              f"robot packages with: {INSTALL_HINT}")
-        dirs = [Path(d) for d in found.submodule_search_locations or []] or [Path(found.origin or ".").parent]
-        p = next((d / inner for d in dirs if (d / inner).exists()), dirs[0] / inner)
-    else:
-        p = Path(s).expanduser()
-        p = p if p.is_absolute() else REPO_ROOT / p
-    p = p.resolve()
-    if not p.exists():
-        raise ConfigError(f"{key}: no file at {p} (from {s!r})")
-    return p
+# ---------------------------------------------------------------------- settings
+@dataclass(frozen=True)
+class FragmentsSettings:
+    """``<mujocoinclude>`` fragment files wrapped into one MJCF."""
+
+    assets: tuple[str, ...] = ()
+    worldbody: tuple[str, ...] = ()
+    actuators: tuple[str, ...] = ()
+    meshdir: str | None = None
+    texturedir: str | None = None
+    angle: Literal["radian", "degree"] = "radian"
+
+    def __post_init__(self):
+        require(len(self.worldbody) > 0, "worldbody", list(self.worldbody),
+                "at least one fragment file with the robot's bodies")
 
 
-def load_part(cfg: Mapping, key: str):
-    """A part as a fresh ``mujoco.MjSpec`` (with ``root_body``: a spec holding only that subtree)."""
-    import mujoco
+@dataclass(frozen=True)
+class _PartFile:
+    """Where a part's MJCF comes from (one of ``file`` or ``fragments``), and which subtree to keep."""
 
-    spec, _, root = _load(_plain(cfg), key, _PART_KEYS)
-    if root is None:
-        return spec
-    if root.parent.name == "world":  # drop the other top-level bodies (and what refers to them)
-        for body in [b for b in spec.worldbody.bodies if b.name != root.name]:
-            spec.delete(body)
-        return spec
-    sub = mujoco.MjSpec()  # MuJoCo warns of the empty prefix; assemble() attaches subtrees directly
-    _merge_sizes(sub, spec)
-    sub.worldbody.add_frame().attach_body(root, "", "")
-    return sub
+    file: str | None = None
+    fragments: FragmentsSettings | None = None
+    root_body: str | None = None
+
+    def __post_init__(self):
+        require((self.file is None) != (self.fragments is None), "file", self.file,
+                "exactly one of file: <MJCF path> or fragments: {assets, worldbody, actuators, meshdir, "
+                "texturedir, angle}")
 
 
-def assemble(build: Mapping, key: str = "robot.build"):
+@dataclass(frozen=True)
+class MountSettings:
+    """A part's pose on its parent: ``pos`` and ``quat`` [w, x, y, z] or ``euler_deg`` (extrinsic x, y, z)."""
+
+    pos: Vec3 = (0.0, 0.0, 0.0)
+    quat: tuple[float, float, float, float] | None = None
+    euler_deg: Vec3 | None = None
+
+    def __post_init__(self):
+        require(self.quat is None or self.euler_deg is None, "euler_deg", self.euler_deg,
+                "quat or euler_deg, not both")
+        require(self.quat is None or float(np.linalg.norm(self.quat)) >= 1e-9, "quat", self.quat,
+                "a non-zero quaternion [w, x, y, z]")
+
+
+@dataclass(frozen=True)
+class HandSettings(_PartFile):
+    """A gripper part, attached at a ``site`` or a ``body`` of its arm part (prefix ``hand/``)."""
+
+    site: str | None = None
+    body: str | None = None
+    mount: MountSettings = field(default_factory=MountSettings)
+
+    def __post_init__(self):
+        super().__post_init__()
+        require((self.site is None) != (self.body is None), "site", self.site,
+                "exactly one of site: <site in the arm part> or body: <body in it>")
+
+
+@dataclass(frozen=True)
+class PositionActuatorsSettings:
+    """Position actuators added on the part's joints: gains per joint or one for all."""
+
+    joints: tuple[str, ...]
+    kp: float | tuple[float, ...]
+    kv: float | tuple[float, ...] = 0.0
+    forcerange: tuple[float, float] | tuple[tuple[float, float], ...] | None = None   # one, or per joint
+
+    def __post_init__(self):
+        require(len(self.joints) > 0, "joints", list(self.joints), "a non-empty list of joint names")
+
+
+@dataclass(frozen=True)
+class PartSettings(_PartFile):
+    """An arm part: its file, where it is mounted, its gripper, actuators to add, gravity compensation."""
+
+    mount: MountSettings = field(default_factory=MountSettings)
+    gripper: HandSettings | None = None
+    position_actuators: PositionActuatorsSettings | None = None
+    gravcomp: bool = False   # the controller cancels gravity, as a real arm's does
+
+
+@dataclass(frozen=True)
+class BoxSettings:
+    size: Vec3   # half extents, m
+    pos: Vec3 = (0.0, 0.0, 0.0)
+    rgba: tuple[float, float, float, float] = (0.5, 0.5, 0.55, 1.0)
+
+    def __post_init__(self):
+        require(min(self.size) > 0, "size", list(self.size), "half extents > 0 (m)")
+
+
+@dataclass(frozen=True)
+class BaseSettings(_PartFile):
+    """What the arms are mounted on: a ``box`` body named ``base``, or a part (prefix ``base/``)."""
+
+    box: BoxSettings | None = None
+
+    def __post_init__(self):
+        if self.box is None:
+            super().__post_init__()
+        require(self.box is None or (self.file is None and self.fragments is None and self.root_body is None),
+                "box", self.box, "a box or a part (file/fragments), not both")
+
+
+@dataclass(frozen=True)
+class BuildSettings:
+    """``robot.build``: the arms on a base (or on the world)."""
+
+    base: BaseSettings | None = None
+    arms: dict[str, PartSettings] = field(default_factory=dict)
+
+    def __post_init__(self):
+        require(len(self.arms) > 0, "arms", self.arms,
+                "a mapping of arm names to parts ({file: ...} or {fragments: ...})")
+
+
+# ---------------------------------------------------------------------- public API
+def assemble(build: Mapping | BuildSettings, key: str = "robot.build"):
     """The robot of ``build`` as an uncompiled ``mujoco.MjSpec`` (the caller adds the scene)."""
     import mujoco
 
-    build = _section(_plain(build), key, ("base", "arms"))  # OmegaConf -> plain
+    cfg = from_config(BuildSettings, plain_config(build), key)   # OmegaConf -> plain -> settings
     spec = mujoco.MjSpec()
     spec.modelname = "robot"
-    base = _add_base(spec, build.get("base"), f"{key}.base")
-    arms = _section(build.get("arms"), f"{key}.arms")
-    if not arms:
-        raise ConfigError(f"{key}.arms must map arm names to parts ({{file: ...}} or {{fragments: ...}})")
-    for name, acfg in arms.items():
+    base = _add_base(spec, cfg.base, f"{key}.base")
+    for name, arm in cfg.arms.items():
         akey = f"{key}.arms.{name}"
-        part = _build_arm(_section(acfg, akey), akey)
-        _attach(spec, base.add_frame(**_mount(acfg.get("mount"), f"{akey}.mount")), part, f"{name}/")
+        part = _build_arm(arm, akey)
+        _attach(spec, base.add_frame(**_mount(arm.mount)), part, f"{name}/")
     return spec
 
 
 # ---------------------------------------------------------------------- parts
-def _load(cfg: Any, key: str, allowed: tuple[str, ...]):
+def _load(cfg: _PartFile, key: str):
     """``(spec, compiled model, root body or None)``; compiling checks that asset files resolve."""
-    cfg = _section(cfg, key, allowed)
-    if ("file" in cfg) == ("fragments" in cfg):
-        raise ConfigError(f"{key} needs exactly one of file: <MJCF path> or fragments: "
-                          f"{{{', '.join(_FRAGMENT_KEYS)}}}")
-    if "file" in cfg:
-        spec = _from_file(resolve_resource(cfg["file"], f"{key}.file"), key)
+    if cfg.file is not None:
+        spec = _from_file(resolve_resource(cfg.file, f"{key}.file"), key)
     else:
-        spec = _from_fragments(_section(cfg["fragments"], f"{key}.fragments", _FRAGMENT_KEYS),
-                               f"{key}.fragments")
-    root = None if cfg.get("root_body") is None else spec.body(str(cfg["root_body"]))
-    if cfg.get("root_body") is not None and (root is None or root.name == "world"):
-        raise ConfigError(f"{key}.root_body={cfg['root_body']!r} is not a body of the part; bodies: "
+        spec = _from_fragments(cfg.fragments, f"{key}.fragments")
+    root = None if cfg.root_body is None else spec.body(cfg.root_body)
+    if cfg.root_body is not None and (root is None or root.name == "world"):
+        raise ConfigError(f"{key}.root_body={cfg.root_body!r} is not a body of the part; bodies: "
                           f"{_names(spec, None, 'BODY')}")
     here = Path(spec.modelfiledir or ".")
     for assets, folder in ((spec.meshes, spec.meshdir), (spec.hfields, spec.meshdir),
@@ -149,23 +218,14 @@ def _from_file(path: Path, key: str):
         raise ConfigError(f"{key}: {path} does not load as MJCF: {e}") from e
 
 
-def _from_fragments(frag: Mapping, key: str):
+def _from_fragments(frag: FragmentsSettings, key: str):
     """A wrapper MJCF: asset includes, then ``<compiler>`` (MuJoCo 4.0.1 needs it after them)."""
-    inc: dict[str, list[str]] = {}
-    for sec in ("assets", "actuators", "worldbody"):
-        files = frag.get(sec) or []
-        if isinstance(files, str) or not isinstance(files, list | tuple):
-            raise ConfigError(f"{key}.{sec} must be a list of fragment files, got {files!r}")
-        inc[sec] = [f"<include file={quoteattr(str(resolve_resource(f, f'{key}.{sec}[{i}]')))}/>"
-                    for i, f in enumerate(files)]
-    if not inc["worldbody"]:
-        raise ConfigError(f"{key}.worldbody must list at least one fragment file with the robot's bodies")
-    angle = str(frag.get("angle", "radian"))
-    if angle not in ("radian", "degree"):
-        raise ConfigError(f"{key}.angle must be radian or degree, got {angle!r}")
-    compiler = f"<compiler angle={quoteattr(angle)}" + "".join(
-        f" {d}={quoteattr(str(resolve_resource(frag[d], f'{key}.{d}')) + '/')}"
-        for d in ("meshdir", "texturedir") if frag.get(d) is not None) + "/>"
+    inc = {sec: [f"<include file={quoteattr(str(resolve_resource(f, f'{key}.{sec}[{i}]')))}/>"
+                 for i, f in enumerate(getattr(frag, sec))]
+           for sec in ("assets", "actuators", "worldbody")}
+    compiler = f"<compiler angle={quoteattr(frag.angle)}" + "".join(
+        f" {d}={quoteattr(str(resolve_resource(getattr(frag, d), f'{key}.{d}')) + '/')}"
+        for d in ("meshdir", "texturedir") if getattr(frag, d) is not None) + "/>"
     xml = "\n".join(["<mujoco>", *inc["assets"], compiler, *inc["actuators"], "<worldbody>",
                      *inc["worldbody"], "</worldbody>", "</mujoco>", ""])
     with tempfile.TemporaryDirectory(prefix="choreograph_part_") as tmp:
@@ -174,63 +234,56 @@ def _from_fragments(frag: Mapping, key: str):
 
 
 # ---------------------------------------------------------------------- assembly
-def _add_base(spec, cfg: Any, key: str):
+def _add_base(spec, cfg: BaseSettings | None, key: str):
     import mujoco
 
     if cfg is None:
         return spec.worldbody
-    if "box" not in _section(cfg, key):
-        part = _load(cfg, key, _PART_KEYS)
+    if cfg.box is None:
+        part = _load(cfg, key)
         tops = [part[2].name] if part[2] is not None else [b.name for b in part[0].worldbody.bodies]
         if len(tops) != 1 or not tops[0]:
             raise ConfigError(f"{key}: a base part needs exactly one named top-level body to mount arms "
                               f"on; it has {tops} (set {key}.root_body)")
         _attach(spec, spec.worldbody.add_frame(), part, "base/")
         return spec.body(f"base/{tops[0]}")
-    _section(cfg, key, ("box",))
-    box = _section(cfg["box"], f"{key}.box", ("size", "pos", "rgba"))
-    size = _vec(box.get("size"), 3, f"{key}.box.size")
-    if min(size) <= 0:
-        raise ConfigError(f"{key}.box.size (half extents, m) must be > 0, got {size}")
-    body = spec.worldbody.add_body(name="base", pos=_vec(box.get("pos", [0, 0, 0]), 3, f"{key}.box.pos"))
-    body.add_geom(name="base_box", type=mujoco.mjtGeom.mjGEOM_BOX, size=size, contype=1, conaffinity=1,
-                  rgba=_vec(box.get("rgba", [0.5, 0.5, 0.55, 1]), 4, f"{key}.box.rgba"))
+    box = cfg.box
+    body = spec.worldbody.add_body(name="base", pos=list(box.pos))
+    body.add_geom(name="base_box", type=mujoco.mjtGeom.mjGEOM_BOX, size=list(box.size), contype=1,
+                  conaffinity=1, rgba=list(box.rgba))
     return body
 
 
-def _build_arm(cfg: Mapping, key: str):
-    part = _load(cfg, key, _PART_KEYS + ("mount", "gripper", "position_actuators", "gravcomp"))
-    gcfg, gkey, driven = cfg.get("gripper"), f"{key}.gripper", []
+def _build_arm(cfg: PartSettings, key: str):
+    part = _load(cfg, key)
+    gcfg, gkey, driven = cfg.gripper, f"{key}.gripper", []
     if gcfg is not None:
-        hand = _load(gcfg, gkey, _PART_KEYS + ("site", "body", "mount"))
+        hand = _load(gcfg, gkey)
         hand_joints = [f"hand/{n}" for n in _names(hand[0], hand[2], "JOINT")]
         hand_actuated = len(hand[0].actuators) > 0
         _attach(part[0], _gripper_frame(part, gcfg, gkey), hand, "hand/")
-    if cfg.get("position_actuators") is not None:
-        driven = _add_position_actuators(part, cfg["position_actuators"], f"{key}.position_actuators")
+    if cfg.position_actuators is not None:
+        driven = _add_position_actuators(part, cfg.position_actuators, f"{key}.position_actuators")
     if gcfg is not None and not hand_actuated and not set(hand_joints) & set(driven):
         raise ConfigError(f"{gkey}: a gripper file without actuators; add its joints {hand_joints} to "
                           f"{key}.position_actuators.joints")
-    if cfg.get("gravcomp", False):   # the controller cancels gravity, as a real arm's does
+    if cfg.gravcomp:   # the controller cancels gravity, as a real arm's does
         for body in part[0].bodies:
             body.gravcomp = 1.0
     return part
 
 
-def _gripper_frame(arm, gcfg: Mapping, key: str):
+def _gripper_frame(arm, gcfg: HandSettings, key: str):
     """A frame on the arm at the gripper's site or body, offset by the gripper's ``mount``."""
     import mujoco
 
     spec, model, root = arm
-    site, body = gcfg.get("site"), gcfg.get("body")
-    if (site is None) == (body is None):
-        raise ConfigError(f"{key} needs exactly one of site: <site in the arm part> or body: <body in it>")
-    kind, name = ("site", str(site)) if site is not None else ("body", str(body))
+    kind, name = ("site", gcfg.site) if gcfg.site is not None else ("body", gcfg.body)
     if name not in _names(spec, root, kind.upper()):
         raise ConfigError(f"{key}.{kind}={name!r} is not a {kind} of the arm part; {kind}s: "
                           f"{_names(spec, root, kind.upper())}")
-    m = _mount(gcfg.get("mount"), f"{key}.mount")
-    if body is not None:
+    m = _mount(gcfg.mount)
+    if gcfg.body is not None:
         return spec.body(name).add_frame(**m)
     sid = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SITE, name)
     p, q = np.zeros(3), np.zeros(4)  # the compiled site pose in its body (resolves euler, axisangle...)
@@ -239,22 +292,21 @@ def _gripper_frame(arm, gcfg: Mapping, key: str):
     return spec.site(name).parent.add_frame(pos=(model.site_pos[sid] + p).tolist(), quat=q.tolist())
 
 
-def _add_position_actuators(arm, cfg: Any, key: str) -> list[str]:
+def _add_position_actuators(arm, cfg: PositionActuatorsSettings, key: str) -> list[str]:
     import mujoco
 
     spec, _, root = arm
-    cfg = _section(cfg, key, ("joints", "kp", "kv", "forcerange"))
-    joints = cfg.get("joints")
-    if isinstance(joints, str) or not isinstance(joints, list | tuple) or not joints:
-        raise ConfigError(f"{key}.joints must be a non-empty list of joint names, got {joints!r}")
-    n, fr = len(joints), cfg.get("forcerange")
-    kp, kv = _per_joint(cfg.get("kp"), n, f"{key}.kp", 1e-12), _per_joint(cfg.get("kv", 0), n, f"{key}.kv")
+    n, fr = len(cfg.joints), cfg.forcerange
+    kp, kv = _per_joint(cfg.kp, n, f"{key}.kp", 1e-12), _per_joint(cfg.kv, n, f"{key}.kv")
     if fr is not None:
-        pairs = isinstance(fr, list | tuple) and len(fr) == n and all(isinstance(x, list | tuple) for x in fr)
-        fr = [_vec(x, 2, f"{key}.forcerange") for x in (fr if pairs else [fr] * n)]
+        per_joint = isinstance(fr[0], tuple)
+        if per_joint and len(fr) != n:
+            raise ConfigError(f"{key}.forcerange: expected [lo, hi] or {n} pairs (one per joint), "
+                              f"got {len(fr)}")
+        fr = [list(x) for x in (fr if per_joint else [fr] * n)]
     known = _names(spec, root, "JOINT")
     driven = {a.target for a in spec.actuators if a.trntype == mujoco.mjtTrn.mjTRN_JOINT}
-    for i, name in enumerate(map(str, joints)):
+    for i, name in enumerate(cfg.joints):
         if name not in known:
             raise ConfigError(f"{key}.joints[{i}]={name!r} is not a joint of the part; joints: {known}")
         if name in driven:
@@ -267,7 +319,7 @@ def _add_position_actuators(arm, cfg: Any, key: str) -> list[str]:
         act.set_to_position(kp=kp[i], kv=kv[i], inheritrange=ranged)  # ctrlrange = the joint's range
         if fr is not None:
             act.forcelimited, act.forcerange = mujoco.mjtLimited.mjLIMITED_TRUE, fr[i]
-    return [str(j) for j in joints]
+    return list(cfg.joints)
 
 
 def _attach(parent, frame, part, prefix: str) -> None:
@@ -280,22 +332,16 @@ def _attach(parent, frame, part, prefix: str) -> None:
         frame.attach_body(root, prefix, "")
 
 
-def _mount(cfg: Any, key: str) -> dict[str, list[float]]:
-    """``{pos, quat}`` from ``pos`` and ``quat`` [w, x, y, z] or ``euler_deg`` (extrinsic x, y, z)."""
+def _mount(cfg: MountSettings) -> dict[str, list[float]]:
+    """``{pos, quat}`` of a mount: ``quat`` [w, x, y, z] as given, or from ``euler_deg`` (extrinsic)."""
     import mujoco
 
-    cfg = _section(cfg, key, ("pos", "quat", "euler_deg"))
-    if cfg.get("quat") is not None and cfg.get("euler_deg") is not None:
-        raise ConfigError(f"{key}: give quat or euler_deg, not both")
-    q = np.array(_vec(cfg.get("quat", [1, 0, 0, 0]), 4, f"{key}.quat"))
-    if np.linalg.norm(q) < 1e-9:
-        raise ConfigError(f"{key}.quat must be a non-zero quaternion [w, x, y, z], got {q.tolist()}")
-    euler = cfg.get("euler_deg")
-    for axis, deg in enumerate([] if euler is None else _vec(euler, 3, f"{key}.euler_deg")):
+    q = np.array(cfg.quat if cfg.quat is not None else (1.0, 0.0, 0.0, 0.0))
+    for axis, deg in enumerate(cfg.euler_deg or ()):
         r = np.zeros(4)  # extrinsic: each rotation about a fixed axis multiplies from the left
         mujoco.mju_axisAngle2Quat(r, np.eye(3)[axis], math.radians(deg))
         mujoco.mju_mulQuat(q, r, q.copy())
-    return {"pos": _vec(cfg.get("pos", [0, 0, 0]), 3, f"{key}.pos"), "quat": (q / np.linalg.norm(q)).tolist()}
+    return {"pos": list(cfg.pos), "quat": (q / np.linalg.norm(q)).tolist()}
 
 
 # ---------------------------------------------------------------------- small helpers
@@ -313,27 +359,9 @@ def _names(spec, root, kind: str) -> list[str]:
     return sorted({e.name for e in found + ([root] if root is not None and kind == "BODY" else []) if e.name})
 
 
-def _per_joint(x: Any, n: int, key: str, minimum: float = 0.0) -> list[float]:
-    values = [_number(v, key) for v in (x if isinstance(x, list | tuple) else [x] * n)]
-    if len(values) != n or min(values) < minimum:
+def _per_joint(x: float | tuple[float, ...], n: int, key: str, minimum: float = 0.0) -> list[float]:
+    values = list(x) if isinstance(x, tuple) else [x] * n
+    if len(values) != n or min(values) < minimum or not all(math.isfinite(v) for v in values):
         raise ConfigError(f"{key}: expected a number or a list of {n} numbers (one per joint), each "
                           f"{'> 0' if minimum > 0 else '>= 0'}; got {x!r}")
     return values
-
-
-def _section(x: Any, key: str, allowed: tuple[str, ...] | None = None) -> Mapping:
-    """``x`` as a mapping (None -> {}), with only ``allowed`` keys when given."""
-    if x is None:
-        return {}
-    if not isinstance(x, Mapping):
-        raise ConfigError(f"{key} must be a mapping, got {x!r}")
-    unknown = sorted(str(k) for k in x if allowed is not None and k not in allowed)
-    if unknown:
-        raise ConfigError(f"{key}: unknown key(s) {', '.join(unknown)}; allowed: {', '.join(allowed or ())}")
-    return x
-
-
-def _vec(x: Any, n: int, key: str) -> list[float]:
-    if isinstance(x, str | bytes) or not hasattr(x, "__len__") or len(x) != n:
-        raise ConfigError(f"{key}: expected a list of {n} numbers, got {x!r}")
-    return [_number(e, f"{key}[{i}]") for i, e in enumerate(x)]

@@ -1,59 +1,31 @@
-"""Structured-config schemas registered in Hydra's ConfigStore.
+"""The Hydra schema registered in the ConfigStore: a wrong key or type fails at compose time.
 
-They make a wrong key or a wrong type fail at compose time, naming the key:
-``robot.clearance_m=abc`` or ``seed=x`` never reach a stage. Groups whose contents
-belong to one stage (``planner``, ``path``, ...) are typed ``Any`` here and are
-checked by the stage that uses them, at construction, before anything runs.
+Every config group with a settings dataclass in its package (robot, planner, retimer, hardware,
+goal, drive, path, follower, teleop) is registered as its :func:`core.settings.schema`, so
+``hardware.sped=2`` or ``robot.clearance_m=abc`` never reach a stage. The rest (``scene``,
+``start``, ``calibration``, ``task``, the stages' own parameters under ``pipeline.stages``) are
+read by the stage that uses them with :func:`core.settings.from_config` when the stage is
+constructed, before anything runs.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+from typing import Any, Optional
 
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
 
-
-@dataclass
-class GripperSchema:
-    actuators: list[str] = MISSING
-    open: float = 0.04
-    closed: float = 0.0
-
-
-@dataclass
-class ArmSchema:
-    joints: list[str] = MISSING
-    ee_site: str = MISSING
-    gripper: GripperSchema | None = None
-    velocity_limits: list[float] | None = None  # rad/s
-    acceleration_limits: list[float] | None = None  # rad/s^2
-
-
-@dataclass
-class CollisionMatrixSchema:
-    samples: int = 200     # configurations sampled for the "always" (and opt-in "never") rules
-    never: bool = False    # also allow pairs never within clearance over the samples (a speed option)
-    cache: bool = True     # reuse the matrix computed for the same robot file and settings
-
-
-@dataclass
-class RobotSchema:
-    name: str = MISSING
-    mjcf: str | None = None  # one file holding every arm (absolute, relative to the repo root, or pkg://...)
-    build: dict[str, Any] | None = None  # or a rig built from parts (hardware.assembly)
-    clearance_m: float = 0.005
-    arms: dict[str, ArmSchema] = MISSING
-    # joint lists are typed in the robot spec (hardware.robot): OmegaConf refuses YAML ints in a
-    # dict of float lists ("Value 0 (int) is incompatible with type hint 'float'"), and a lab's file has ints
-    home: dict[str, Any] = MISSING
-    fixed_joints: dict[str, float] = field(default_factory=dict)  # joints outside every arm, held here
-    keyframe: str | None = None  # else held at this keyframe of the robot file
-    allowed_pairs: list[list[str]] = field(default_factory=list)  # [geom or body name or glob, same]
-    collision_matrix: CollisionMatrixSchema = field(default_factory=CollisionMatrixSchema)
-    extra: dict[str, Any] = field(default_factory=dict)  # robot-specific keys, free-form
+from core.settings import schema
+from hardware.mecanum.params import DriveParams
+from hardware.robot_settings import RobotSettings
+from stages.arms.execution.settings import HardwareSettings
+from stages.arms.planning.settings import GoalSettings, PlannerSettings
+from stages.arms.retiming.settings import RetimerSettings
+from stages.mecanum.control.settings import FollowerSettings
+from stages.mecanum.control.teleop_settings import TeleopSettings
+from stages.mecanum.paths.settings import PathSettings
 
 
 @dataclass
@@ -66,7 +38,7 @@ class PipelineSchema:
     params: dict[str, Any] = field(default_factory=dict)
 
 
-class LogLevel(str, Enum):
+class LogLevel(str, Enum):  # noqa: UP042 (OmegaConf takes Enum, not StrEnum)
     DEBUG = "DEBUG"
     INFO = "INFO"
     WARNING = "WARNING"
@@ -94,22 +66,21 @@ class CalibrateSchema:
 class ChoreographSchema:
     seed: int = 0
     pipeline: PipelineSchema = MISSING
-    robot: RobotSchema = MISSING
+    robot: schema(RobotSettings) = MISSING  # type: ignore[valid-type]
     scene: dict[str, Any] = field(default_factory=dict)
     runner: RunnerSchema = field(default_factory=RunnerSchema)
     paths: PathsSchema = field(default_factory=PathsSchema)
-    # groups owned by the stages that read them (validated there)
-    planner: Any = None
-    retimer: Any = None
-    hardware: Any = None
+    planner: schema(PlannerSettings) = field(default_factory=schema(PlannerSettings))  # type: ignore[valid-type]
+    retimer: schema(RetimerSettings) = field(default_factory=schema(RetimerSettings))  # type: ignore[valid-type]
+    hardware: schema(HardwareSettings) = field(default_factory=schema(HardwareSettings))  # type: ignore[valid-type]
     start: Any = None
-    goal: Any = None
+    goal: schema(GoalSettings) = field(default_factory=schema(GoalSettings))  # type: ignore[valid-type]
     calibration: Any = None
     calibrate: CalibrateSchema = field(default_factory=CalibrateSchema)
-    drive: Any = None
-    path: Any = None
-    follower: Any = None
-    teleop: Any = None
+    drive: Optional[schema(DriveParams)] = None  # type: ignore[valid-type]  # noqa: UP045 (OmegaConf)
+    path: Optional[schema(PathSettings)] = None  # type: ignore[valid-type]  # noqa: UP045 (OmegaConf)
+    follower: Optional[schema(FollowerSettings)] = None  # type: ignore[valid-type]  # noqa: UP045 (OmegaConf)
+    teleop: Optional[schema(TeleopSettings)] = None  # type: ignore[valid-type]  # noqa: UP045 (OmegaConf)
     task: Any = None
     bench: Any = None
 

@@ -125,7 +125,8 @@ class RunRecord:
         return self.status == "ok"
 
 
-def _instantiate(node: StageNode) -> Stage:
+def instantiate(node: StageNode) -> Stage:
+    """Construct a stage from its config entry: a bad parameter is a ConfigError naming the stage."""
     try:
         return node.cls(**node.params)
     except ChoreographError:
@@ -189,7 +190,7 @@ def run_graph(graph: StageGraph, run_dir: Path, seed: int) -> RunRecord:
     instances: dict[str, Stage] = {}
     for node in graph.nodes:
         try:
-            instances[node.name] = _instantiate(node)
+            instances[node.name] = instantiate(node)
         except BaseException as exc:  # noqa: BLE001 - recorded in status.json
             return finish(node.name, exc)
 

@@ -53,3 +53,14 @@ def run_cli(*args: str, cwd: Path | None = None, timeout: float = 600) -> subpro
     env = {**os.environ, "MUJOCO_GL": os.environ.get("MUJOCO_GL", "egl")}
     return subprocess.run([sys.executable, "-m", "stages", *args], cwd=cwd or REPO, env=env,
                           capture_output=True, text=True, timeout=timeout)
+
+
+END_TO_END = {"run_cli", "run_config", "Popen"}   # a whole pipeline through the CLI or the runner
+
+
+def pytest_collection_modifyitems(items):
+    """``slow``: every test that runs a whole pipeline (so ``pytest -m "not slow"`` is a quick loop)."""
+    for item in items:
+        code = getattr(getattr(item, "function", None), "__code__", None)
+        if code is not None and END_TO_END & set(code.co_names):
+            item.add_marker(pytest.mark.slow)

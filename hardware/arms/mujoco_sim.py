@@ -4,8 +4,8 @@ The simulation steps in its own thread at the model's timestep (or ``timestep_s`
 sets the model's: a finer step lets a held object drift less in the fingers), paced to wall-clock
 time (``speed`` sim-seconds per wall-second; 1 = real time). Each arm's joints are
 position-controlled by the model's position actuators with velocity feedforward
-(``kp·(q* − q) + kv·(q̇* − q̇)``, within the actuators' force ranges); grippers by their own actuators. Every access
-to the shared ``MjData`` — stepping, reading state, submitting and cancelling
+(``kp·(q* − q) + kv·(q̇* − q̇)``, within the actuators' force ranges); grippers by their own
+actuators. Every access to the shared ``MjData`` — stepping, reading state, submitting and cancelling
 goals — goes through one lock, so drivers in many threads never race.
 """
 
@@ -94,7 +94,8 @@ class PhysicsSim:
             found = [a for a in range(m.nu)
                      if m.actuator_trntype[a] == mujoco.mjtTrn.mjTRN_JOINT and m.actuator_trnid[a, 0] == j]
             if not found:
-                raise ValueError(f"joint {mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_JOINT, j)} has no actuator")
+                name = mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_JOINT, j)
+                raise ValueError(f"joint {name} has no actuator")
             acts.append(found[0])
         acts = np.array(acts)
         offsets = np.zeros(len(jids))

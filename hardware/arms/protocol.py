@@ -2,9 +2,9 @@
 
 One driver per arm. ``execute`` blocks in the caller's thread: it sends the goal
 (which may take a while: a real driver talks over a network), calls ``on_sent`` once
-the goal is acknowledged, waits for the motion to finish, and returns how it ended. Setting the ``cancel`` event stops the arm
-mid-motion (it holds where it is) and makes ``execute`` return CANCELLED. Stamps
-are in the driver's clock (``driver.clock()``), shared by every arm of one robot.
+the goal is acknowledged, waits for the motion to finish, and returns how it ended. Setting
+the ``cancel`` event stops the arm mid-motion (it holds where it is) and makes ``execute``
+return CANCELLED. Stamps are in the driver's clock (``driver.clock()``), shared by every arm of one robot.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """A four-wheel mecanum FTC drivetrain: parameters, kinematics, simulator, field drawing.
 
-    params = DriveParams.from_dict(cfg)          # or DriveParams() for the defaults
+    params = from_config(DriveParams, cfg, "drive")   # core.settings; or DriveParams()
     sim = MecanumSimulator(params, dt_s=0.01)    # 10 ms control step, 1 ms physics
     state = sim.step([lf, lb, rb, rf])           # volts in, DriveState out
 """

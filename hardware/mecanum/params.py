@@ -27,18 +27,19 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Literal
 
-from core.errors import ConfigError
+from core.settings import require
 
 G_IN_S2 = 386.0886  # standard gravity, in/s²
 NM_TO_KG_IN2_S2 = 1.0 / 0.0254**2  # 1 N·m = 1550.0031 kg·in²/s²
 KG_M2_TO_KG_IN2 = 1.0 / 0.0254**2
-ZERO_POWER = ("brake", "float")
 
 
 @dataclass(frozen=True)
 class DriveParams:
+    """The ``drive`` config group (``from_config(DriveParams, cfg.drive, "drive")``)."""
+
     name: str = "ftc_mecanum"
     mass_kg: float = 13.0
     inertia_kg_m2: float = 0.45
@@ -56,38 +57,21 @@ class DriveParams:
     battery_voltage_v: float = 12.0
     friction_coefficient: float = 0.6
     rolling_friction_coefficient: float = 0.09
-    zero_power_behavior: str = "brake"
+    zero_power_behavior: Literal["brake", "float"] = "brake"
 
     def __post_init__(self) -> None:
         for f in fields(self):
-            value = getattr(self, f.name)
-            if f.type == "str" or f.name in ("name", "zero_power_behavior"):
+            if f.type != "float":
                 continue
-            if isinstance(value, bool) or not isinstance(value, (int, float)) \
-                    or not math.isfinite(value):
-                raise ConfigError(f"drive.{f.name} must be a finite number; got {value!r}")
-            if value < 0 or (value == 0 and f.name != "rolling_friction_coefficient"):
-                raise ConfigError(f"drive.{f.name} must be positive; got {value!r}")
-        if self.zero_power_behavior not in ZERO_POWER:
-            raise ConfigError(f"drive.zero_power_behavior={self.zero_power_behavior!r}; "
-                              f"allowed: {list(ZERO_POWER)}")
-        if self.wheelbase_in > self.length_in or self.track_width_in > self.width_in:
-            raise ConfigError(
-                f"drive wheels ({self.wheelbase_in} × {self.track_width_in} in) must sit inside "
-                f"the footprint ({self.length_in} × {self.width_in} in)")
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any] | None, where: str = "drive") -> DriveParams:
-        """Build from a plain dict (config); unknown keys are a ConfigError listing the allowed."""
-        data = dict(data or {})
-        allowed = [f.name for f in fields(cls)]
-        unknown = sorted(set(data) - set(allowed))
-        if unknown:
-            raise ConfigError(f"{where} has unknown key(s) {unknown}; allowed: {allowed}")
-        try:
-            return cls(**data)
-        except ConfigError as exc:
-            raise ConfigError(str(exc).replace("drive.", f"{where}.", 1)) from None
+            value = getattr(self, f.name)
+            if f.name == "rolling_friction_coefficient":
+                require(math.isfinite(value) and value >= 0, f.name, value, "a finite number ≥ 0")
+            else:
+                require(math.isfinite(value) and value > 0, f.name, value, "a finite number > 0")
+        require(self.wheelbase_in <= self.length_in, "wheelbase_in", self.wheelbase_in,
+                f"≤ length_in ({self.length_in}): the wheels sit inside the footprint")
+        require(self.track_width_in <= self.width_in, "track_width_in", self.track_width_in,
+                f"≤ width_in ({self.width_in}): the wheels sit inside the footprint")
 
     # -- derived, in inch-kg-second units ---------------------------------------------
     @property

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from core.errors import ConfigError
+from core.settings import require
 from hardware.mecanum.kinematics import rotation, wheel_matrix
 from hardware.mecanum.params import G_IN_S2, DriveParams
 
@@ -38,14 +39,15 @@ ROLL_EPS_IN_S = 0.5  # rolling resistance is linear below this contact speed (no
 
 @dataclass(frozen=True)
 class OdometryNoise:
+    """Odometry noise settings (``pipeline.stages.follow.odometry_noise``); 0 = exact."""
+
     translation_fraction: float = 0.0  # std of the relative error of each step's travel
     heading_fraction: float = 0.0  # std of the relative error of each step's turn
     wheel_speed_rad_s: float = 0.0  # std of encoder speed noise
 
     def __post_init__(self) -> None:
         for k, v in vars(self).items():
-            if not (np.isfinite(v) and v >= 0):
-                raise ConfigError(f"odometry noise {k} must be ≥ 0; got {v!r}")
+            require(bool(np.isfinite(v)) and v >= 0, k, v, "a finite number ≥ 0")
 
 
 @dataclass(frozen=True, eq=False)

@@ -35,43 +35,37 @@ from typing import Any
 import numpy as np
 
 from core.errors import ConfigError
+from core.settings import from_config, require
+from core.tag_layouts import marker_dictionary
+from hardware.models.peg import write_png
 
 COLLISION_HALF_THICKNESS_M = 0.01
-BOARD_KEYS = ("pos", "quat", "squares", "square_m", "marker_m", "dictionary", "margin_m",
-              "thickness_m", "px_per_square", "mocap", "rgba")
 
 
 @dataclass(frozen=True)
 class CharucoSpec:
-    squares: tuple[int, int]
-    square_m: float
-    marker_m: float
-    dictionary: str
-    margin_m: float
-    thickness_m: float
-    px_per_square: int
+    """The board itself: squares, their size, the markers' dictionary, margins, texture resolution."""
+
+    squares: tuple[int, int] = (8, 6)     # along x, y
+    square_m: float = 0.04
+    marker_m: float = 0.03
+    dictionary: str = "DICT_5X5_100"      # must differ from the peg's tags (AprilTag 36h11)
+    margin_m: float = 0.01                # white border around the squares
+    thickness_m: float = 0.003
+    px_per_square: int = 80               # texture resolution
+
+    def __post_init__(self):
+        require(min(self.squares) >= 3, "squares", list(self.squares), "[nx, ny], at least [3, 3]")
+        require(0 < self.marker_m < self.square_m, "marker_m", self.marker_m,
+                f"0 < marker_m < square_m ({self.square_m})")
+        require(self.margin_m >= 0, "margin_m", self.margin_m, ">= 0 (m)")
+        require(self.thickness_m > 0, "thickness_m", self.thickness_m, "> 0 (m)")
+        require(self.px_per_square >= 20, "px_per_square", self.px_per_square, ">= 20")
 
     @classmethod
-    def from_config(cls, cfg: Mapping[str, Any], where: str = "scene.objects.board") -> CharucoSpec:
-        unknown = sorted(str(k) for k in cfg if k not in BOARD_KEYS and k != "kind")
-        if unknown:
-            raise ConfigError(f"{where}: unknown key(s) {', '.join(unknown)}; allowed: "
-                              f"{', '.join(BOARD_KEYS)}")
-        sq = cfg.get("squares", [8, 6])
-        if isinstance(sq, str | bytes) or not hasattr(sq, "__len__") or len(sq) != 2:
-            raise ConfigError(f"{where}.squares must be [nx, ny], got {sq!r}")
-        nx, ny = (int(v) for v in sq)
-        if nx < 3 or ny < 3:
-            raise ConfigError(f"{where}.squares must be at least [3, 3], got {[nx, ny]}")
-        spec = cls((nx, ny), float(cfg.get("square_m", 0.04)), float(cfg.get("marker_m", 0.03)),
-                   str(cfg.get("dictionary", "DICT_5X5_100")), float(cfg.get("margin_m", 0.01)),
-                   float(cfg.get("thickness_m", 0.003)), int(cfg.get("px_per_square", 80)))
-        if not 0 < spec.marker_m < spec.square_m:
-            raise ConfigError(f"{where}: need 0 < marker_m < square_m, got marker_m="
-                              f"{spec.marker_m}, square_m={spec.square_m}")
-        if spec.margin_m < 0 or spec.thickness_m <= 0 or spec.px_per_square < 20:
-            raise ConfigError(f"{where}: need margin_m >= 0, thickness_m > 0, px_per_square >= 20")
-        return spec
+    def from_config(cls, cfg: Mapping[str, Any], where: str = "scene.objects.board") -> CharucoBoardSettings:
+        """The board object's settings (a :class:`CharucoSpec` with its placement); ``kind`` is skipped."""
+        return from_config(CharucoBoardSettings, {k: v for k, v in cfg.items() if k != "kind"}, where)
 
     @property
     def size_m(self) -> tuple[float, float]:
@@ -82,8 +76,6 @@ class CharucoSpec:
     def board(self):
         """The ``cv2.aruco.CharucoBoard``."""
         import cv2
-
-        from core.tag_layouts import marker_dictionary
 
         d = marker_dictionary(self.dictionary)
         n_markers = (self.squares[0] * self.squares[1]) // 2
@@ -111,18 +103,25 @@ class CharucoSpec:
         return T
 
 
+@dataclass(frozen=True)
+class CharucoBoardSettings(CharucoSpec):
+    """``kind: hardware.models.charuco:add_charuco_board``: the board and where it lies (module docstring)."""
+
+    pos: tuple[float, float, float] = (0.55, 0.0, 0.75)   # centre of the printed (top) surface, world
+    quat: tuple[float, float, float, float] = (1.0, 0.0, 0.0, 0.0)
+    mocap: bool = True    # lies still in physics; a calibration stage may hold it elsewhere
+    rgba: tuple[float, float, float, float] = (0.75, 0.75, 0.75, 1.0)   # multiplies the texture
+
+    def __post_init__(self):
+        super().__post_init__()
+        require(float(np.linalg.norm(self.quat)) >= 1e-9, "quat", list(self.quat), "a non-zero quaternion")
+
+
 def add_charuco_board(spec, name: str, params: Mapping[str, Any], context) -> None:
     """The ChArUco board object (see the module docstring)."""
     import mujoco
 
-    from hardware.models.peg import _vec, write_png
-
-    where = f"scene.objects.{name}"
-    cfg = dict(params)
-    board = CharucoSpec.from_config(cfg, where)
-    quat = np.asarray(_vec(cfg.get("quat", [1, 0, 0, 0]), 4, f"{where}.quat"))
-    if np.linalg.norm(quat) < 1e-9:
-        raise ConfigError(f"{where}.quat must not be zero")
+    board = CharucoSpec.from_config(params, f"scene.objects.{name}")
     png = write_png(Path(context.asset_dir) / f"{name}_charuco.png", board.image())
     tex = f"{name}_tex"
     spec.add_texture(name=tex, type=mujoco.mjtTexture.mjTEXTURE_2D, file=str(png))
@@ -130,16 +129,14 @@ def add_charuco_board(spec, name: str, params: Mapping[str, Any], context) -> No
     mat.textures[mujoco.mjtTextureRole.mjTEXROLE_RGB] = tex
     mat.specular = 0.0
     mat.shininess = 0.0
-    body = spec.worldbody.add_body(name=name, pos=_vec(cfg.get("pos", [0.55, 0.0, 0.75]), 3,
-                                                       f"{where}.pos"),
-                                   quat=(quat / np.linalg.norm(quat)).tolist(),
-                                   mocap=bool(cfg.get("mocap", True)))
+    quat = np.asarray(board.quat)
+    body = spec.worldbody.add_body(name=name, pos=list(board.pos), mocap=board.mocap,
+                                   quat=(quat / np.linalg.norm(quat)).tolist())
     sx, sy = board.size_m
     # the printed sheet: a thin textured visual box
     body.add_geom(name=f"{name}_print", type=mujoco.mjtGeom.mjGEOM_BOX,
                   size=[sx / 2, sy / 2, board.thickness_m / 2], pos=[0, 0, -board.thickness_m / 2],
-                  material=mat.name,
-                  rgba=_vec(cfg.get("rgba", [0.75, 0.75, 0.75, 1.0]), 4, f"{where}.rgba"),
+                  material=mat.name, rgba=list(board.rgba),
                   contype=0, conaffinity=0, group=2, density=0)
     # its collision box: the same top surface, but thick (MuJoCo's box-box contacts against a
     # millimetre-thin box chatter: a peg resting on it never came to rest). It reaches below

@@ -18,28 +18,39 @@ Config (``scene.objects.<name>``, ``kind: hardware.models.fixture:add_slot_fixtu
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from core.errors import ConfigError
-
-KEYS = ("kind", "pos", "yaw_rad", "slot_m", "notch_m", "wall_m", "depth_m", "rgba")
+from core.settings import from_config, require
 
 
-def add_slot_fixture(spec, name: str, params: Mapping[str, Any], context=None) -> None:
+@dataclass(frozen=True)
+class SlotFixtureSettings:
+    pos: tuple[float, float, float] = (0.42, -0.35, 0.75)   # centre of the slot floor (the table top)
+    yaw_rad: float = 0.0                                     # slot length along the fixture's x axis
+    slot_m: tuple[float, float] = (0.048, 0.16)             # width (across) and length (along)
+    notch_m: float = 0.04                                    # open gap in each long wall, centred
+    wall_m: float = 0.02
+    depth_m: float = 0.03
+    rgba: tuple[float, float, float, float] = (0.35, 0.45, 0.6, 1.0)
+
+    def __post_init__(self):
+        width, length = self.slot_m
+        require(min(width, length, self.wall_m, self.depth_m) > 0 and 0 <= self.notch_m < length, "slot_m",
+                {"slot_m": list(self.slot_m), "wall_m": self.wall_m, "depth_m": self.depth_m,
+                 "notch_m": self.notch_m}, "sizes > 0 and notch_m < the slot's length")
+
+
+def add_slot_fixture(spec, name: str, params: Mapping[str, Any] | SlotFixtureSettings, context=None) -> None:
     import mujoco
 
-    unknown = sorted(set(params) - set(KEYS))
-    if unknown:
-        raise ConfigError(f"scene.objects.{name}.{unknown[0]} is not a fixture key; allowed: {list(KEYS)}")
-    pos = [float(v) for v in params.get("pos", [0.42, -0.35, 0.75])]
-    width, length = (float(v) for v in params.get("slot_m", [0.048, 0.16]))
-    notch, wall = float(params.get("notch_m", 0.04)), float(params.get("wall_m", 0.02))
-    depth, yaw = float(params.get("depth_m", 0.03)), float(params.get("yaw_rad", 0.0))
-    if min(width, length, wall, depth) <= 0 or not 0 <= notch < length:
-        raise ConfigError(f"scene.objects.{name}: sizes must be > 0 and notch_m < the slot's length")
-    rgba = [float(v) for v in params.get("rgba", [0.35, 0.45, 0.6, 1.0])]
+    if isinstance(params, Mapping):
+        params = {k: v for k, v in params.items() if k != "kind"}
+    cfg = from_config(SlotFixtureSettings, params, f"scene.objects.{name}")
+    pos, rgba, yaw = list(cfg.pos), list(cfg.rgba), cfg.yaw_rad
+    (width, length), notch, wall, depth = cfg.slot_m, cfg.notch_m, cfg.wall_m, cfg.depth_m
     body = spec.worldbody.add_body(name=name, pos=pos, quat=[np.cos(yaw / 2), 0, 0, np.sin(yaw / 2)])
     h = depth / 2
     boxes = {  # name: (centre, half sizes) in the fixture frame (x along the slot)

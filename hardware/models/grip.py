@@ -12,7 +12,7 @@ bears on the four ribs round it. The peg's weight and the swings' loads are then
 contact normals, which hold a place: the peg stays put in the fingers (within tens of µm, the
 contacts' softness). Where the fingers land on the peg does not matter — there is a pocket under
 every stud wherever they close; the studs drop in as the fingers close or at the first moves
-(the fingers' opening then falls to its seated width, which ``stages.arms.calibration.peg``
+(the fingers' opening then falls to its seated width, which ``stages.arms.calibration.peg_motions``
 waits for, swinging the wrist). Both are scene-object builders::
 
     grip_pockets:
@@ -38,49 +38,66 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from core.errors import ConfigError
-from hardware.models.peg import _check, _vec
-
-POCKET_KEYS = ("body", "pitch_m", "rib_m", "depth_m", "half_length_m")
-STUD_KEYS = ("fingers", "radius_m", "protrusion_m", "pad_y_m", "xs_m", "zs_m", "friction")
+from core.settings import from_config, require
 
 
-def _positive(cfg: Mapping[str, Any], key: str, where: str, default: float) -> float:
-    value = cfg.get(key, default)
-    try:
-        value = float(value)
-    except (TypeError, ValueError):
-        raise ConfigError(f"{where}.{key} must be a number, got {value!r}") from None
-    if not value > 0:
-        raise ConfigError(f"{where}.{key} must be > 0, got {value}")
-    return value
+@dataclass(frozen=True)
+class PegPocketsSettings:
+    """``kind: hardware.models.grip:add_peg_pockets`` (module docstring)."""
+
+    body: str = "peg"             # the tagged peg (its box geom <body>_geom)
+    pitch_m: float = 0.005        # pocket pitch, along the peg and across each face
+    rib_m: float = 0.002          # the ribs between pockets: square bars of this side, turned 45 deg
+    depth_m: float = 0.002        # pocket floor below the face
+    half_length_m: float = 0.03   # the pocketed middle of the peg: |along| < this
+
+    def __post_init__(self):
+        for name in ("pitch_m", "rib_m", "depth_m", "half_length_m"):
+            require(getattr(self, name) > 0, name, getattr(self, name), "> 0")
 
 
-def _numbers(x: Any, where: str) -> list[float]:
-    if isinstance(x, str | bytes) or not hasattr(x, "__len__") or not len(x):
-        raise ConfigError(f"{where}: expected a list of numbers, got {x!r}")
-    return _vec(x, len(x), where)
+@dataclass(frozen=True)
+class PadStudsSettings:
+    """``kind: hardware.models.grip:add_pad_studs`` (module docstring)."""
+
+    fingers: tuple[str, ...] = ()     # the finger bodies that carry studs
+    radius_m: float = 0.0025
+    protrusion_m: float = 0.002       # beyond the pad's face
+    pad_y_m: float = 0.0              # the pad face in the finger's frame (it faces -y)
+    xs_m: tuple[float, ...] = (-0.005, 0.005)   # stud centres on the pad (finger frame)
+    zs_m: tuple[float, ...] = (0.04, 0.05)
+    friction: float = 0.1             # low, and theirs in every contact (priority 2)
+
+    def __post_init__(self):
+        for name in ("radius_m", "protrusion_m", "friction"):
+            require(getattr(self, name) > 0, name, getattr(self, name), "> 0")
+        require(self.protrusion_m <= self.radius_m, "protrusion_m", self.protrusion_m,
+                f"not more than radius_m ({self.radius_m})")
+        require(len(self.fingers) > 0, "fingers", list(self.fingers), "the finger bodies that carry studs")
+        for name in ("xs_m", "zs_m"):
+            values = getattr(self, name)
+            require(len(values) > 0, name, list(values), "a non-empty list of numbers")
 
 
-def add_peg_pockets(spec, name: str, params: Mapping[str, Any], context) -> None:
+def add_peg_pockets(spec, name: str, params: Mapping[str, Any] | PegPocketsSettings, context) -> None:
     """``kind: hardware.models.grip:add_peg_pockets`` — the peg's collision box replaced by a core,
     two end blocks and ribs standing round square pockets in the middle of its long faces."""
     import mujoco
 
     where = f"scene.objects.{name}"
-    cfg = dict(params)
-    _check(cfg, POCKET_KEYS, where)
-    body_name = str(cfg.get("body", "peg"))
+    cfg = from_config(PegPocketsSettings, params, where)
+    body_name = cfg.body
     body, peg = spec.body(body_name), spec.geom(f"{body_name}_geom")
     if body is None or peg is None:
         raise ConfigError(f"{where}.body={body_name!r}: no tagged peg of that name in the scene "
                           "(add it first: hardware.models.peg:add_tagged_peg)")
-    pitch, rib = _positive(cfg, "pitch_m", where, 0.005), _positive(cfg, "rib_m", where, 0.002)
-    depth, half_len = _positive(cfg, "depth_m", where, 0.002), _positive(cfg, "half_length_m", where, 0.03)
+    pitch, rib, depth, half_len = cfg.pitch_m, cfg.rib_m, cfg.depth_m, cfg.half_length_m
     hx, hy, hz = (float(v) for v in peg.size)
     if rib >= pitch or not rib / np.sqrt(2) < depth < min(hx, hy) / 2 or half_len >= hz:
         raise ConfigError(f"{where}: need rib_m < pitch_m, rib_m/sqrt(2) < depth_m < a quarter of the peg's "
@@ -118,28 +135,17 @@ def add_peg_pockets(spec, name: str, params: Mapping[str, Any], context) -> None
                         (c, 0, z) if axis == 0 else (0, c, z), turn=1 if axis == 0 else 0)
 
 
-def add_pad_studs(spec, name: str, params: Mapping[str, Any], context) -> None:
+def add_pad_studs(spec, name: str, params: Mapping[str, Any] | PadStudsSettings, context) -> None:
     """``kind: hardware.models.grip:add_pad_studs`` — spherical studs on the finger pads."""
     import mujoco
 
-    where = f"scene.objects.{name}"
-    cfg = dict(params)
-    _check(cfg, STUD_KEYS, where)
-    radius = _positive(cfg, "radius_m", where, 0.0025)
-    protrusion = _positive(cfg, "protrusion_m", where, 0.002)
-    if protrusion > radius:
-        raise ConfigError(f"{where}: protrusion_m {protrusion} must not exceed radius_m {radius}")
-    mu = _positive(cfg, "friction", where, 0.1)
-    pad_y = float(cfg.get("pad_y_m", 0.0))
-    xs = _numbers(cfg.get("xs_m", [-0.005, 0.005]), f"{where}.xs_m")
-    zs = _numbers(cfg.get("zs_m", [0.04, 0.05]), f"{where}.zs_m")
-    fingers = list(cfg.get("fingers") or [])
-    if not fingers:
-        raise ConfigError(f"{where}.fingers must list the finger bodies that carry studs")
+    cfg = from_config(PadStudsSettings, params, f"scene.objects.{name}")
+    radius, protrusion, mu, pad_y = cfg.radius_m, cfg.protrusion_m, cfg.friction, cfg.pad_y_m
+    xs, zs, fingers = cfg.xs_m, cfg.zs_m, cfg.fingers
     for finger in fingers:
-        body = spec.body(str(finger))
+        body = spec.body(finger)
         if body is None:
-            raise ConfigError(f"{where}.fingers: {finger!r} is not a body of the scene")
+            raise ConfigError(f"scene.objects.{name}.fingers: {finger!r} is not a body of the scene")
         for k, (x, z) in enumerate((x, z) for x in xs for z in zs):
             body.add_geom(name=f"{finger}_stud{k}", type=mujoco.mjtGeom.mjGEOM_SPHERE,
                           size=[radius, 0, 0], pos=[x, pad_y + radius - protrusion, z], density=0,

@@ -39,50 +39,84 @@ target (a marker on the hand), see :mod:`stages.arms.perception.extrinsics`.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from core.artifacts import atomic_write_bytes
 from core.errors import ConfigError
 from core.se3 import matrix_to_quat
+from core.settings import from_config, require
+from core.tag_layouts import (
+    PEG_TAG_THICKNESS_M,
+    PLATE_TAG_THICKNESS_M,
+    TAG_FAMILY_CELLS,
+    PegTagSettings,
+    PlateTagSettings,
+    marker_dictionary,
+    peg_layout,
+    plate_layout,
+)
 
-PEG_KEYS = ("pos", "quat", "size", "mass", "friction", "condim", "rgba", "tag_thickness_m",
-            "tag_albedo", "tags")
-PLATE_KEYS = ("parent", "pos", "quat", "rgba", "thickness_m", "margin_m", "tag_albedo", "tags")
 DEFAULT_TAG_ALBEDO = 0.72
 """Reflectance of the tags' white (matte paper). Below 1 so that the scene's lights (their
 diffuse colours add up to more than 1) do not clip white at 255: a clipped white moves the
 black/white edge by up to half a pixel toward the black, which makes tags look smaller and
 farther away (measured: 1-3 mm of depth error at 1 m before this was lowered)."""
 DEFAULT_PX_PER_CELL = 16
+Vec3 = tuple[float, float, float]
+Vec4 = tuple[float, float, float, float]
 
 
-def _check(cfg: Mapping[str, Any], allowed: tuple[str, ...], where: str) -> None:
-    unknown = sorted(str(k) for k in cfg if k not in allowed)
-    if unknown:
-        raise ConfigError(f"{where}: unknown key(s) {', '.join(unknown)}; allowed: "
-                          f"{', '.join(allowed)}")
+def _albedo_ok(albedo: float) -> bool:
+    return 0 < albedo <= 1
 
 
-def _vec(x: Any, n: int, where: str) -> list[float]:
-    if isinstance(x, str | bytes) or not hasattr(x, "__len__") or len(x) != n:
-        raise ConfigError(f"{where}: expected a list of {n} numbers, got {x!r}")
-    try:
-        out = [float(v) for v in x]
-    except (TypeError, ValueError):
-        raise ConfigError(f"{where}: expected a list of {n} numbers, got {x!r}") from None
-    if not all(np.isfinite(out)):
-        raise ConfigError(f"{where}: numbers must be finite, got {x!r}")
-    return out
+@dataclass(frozen=True)
+class TaggedPegSettings:
+    """``kind: hardware.models.peg:add_tagged_peg`` (module docstring)."""
+
+    pos: Vec3 = (0.6, 0.0, 0.8)        # initial pose of the body (the box centre)
+    quat: Vec4 = (1.0, 0.0, 0.0, 0.0)
+    size: Vec3 = (0.04, 0.04, 0.14)    # full extents; z is the long axis
+    mass: float = 0.1                  # kg
+    friction: Vec3 = (1.0, 0.005, 0.0001)
+    condim: int = 4
+    rgba: Vec4 = (0.72, 0.72, 0.7, 1.0)
+    tag_thickness_m: float = PEG_TAG_THICKNESS_M
+    tag_albedo: float = DEFAULT_TAG_ALBEDO
+    tags: PegTagSettings = field(default_factory=PegTagSettings)
+
+    def __post_init__(self):
+        require(0 < self.tag_thickness_m < 0.005, "tag_thickness_m", self.tag_thickness_m, "(0, 0.005) m")
+        require(self.mass > 0, "mass", self.mass, "> 0 kg")
+        require(float(np.linalg.norm(self.quat)) >= 1e-9, "quat", list(self.quat), "a non-zero quaternion")
+        require(_albedo_ok(self.tag_albedo), "tag_albedo", self.tag_albedo, "(0, 1]")
+
+
+@dataclass(frozen=True)
+class TagPlateSettings:
+    """``kind: hardware.models.peg:add_tag_plate``: a plate of tags fixed to the robot body ``parent``."""
+
+    parent: str | None = None           # a body of the robot, e.g. left_hand (required)
+    pos: Vec3 = (0.0, 0.0, 0.0)         # in the parent's frame
+    quat: Vec4 = (1.0, 0.0, 0.0, 0.0)
+    rgba: Vec4 = (0.72, 0.72, 0.72, 1.0)
+    thickness_m: float = 0.002
+    margin_m: float = 0.002
+    tag_albedo: float = DEFAULT_TAG_ALBEDO
+    tags: PlateTagSettings = field(default_factory=PlateTagSettings)
+
+    def __post_init__(self):
+        require(_albedo_ok(self.tag_albedo), "tag_albedo", self.tag_albedo, "(0, 1]")
 
 
 def marker_image(dictionary: str, tag_id: int, px_per_cell: int = DEFAULT_PX_PER_CELL,
                  quiet_zone_cells: int = 1) -> np.ndarray:
     """An RGB uint8 image of one marker with a white quiet zone, OpenCV's upright orientation."""
     import cv2
-
-    from core.tag_layouts import TAG_FAMILY_CELLS, marker_dictionary
 
     cells = TAG_FAMILY_CELLS.get(dictionary, 8)
     d = marker_dictionary(dictionary)
@@ -97,8 +131,6 @@ def marker_image(dictionary: str, tag_id: int, px_per_cell: int = DEFAULT_PX_PER
 def write_png(path: Path, rgb: np.ndarray) -> Path:
     import cv2
 
-    from core.artifacts import atomic_write_bytes
-
     ok, enc = cv2.imencode(".png", cv2.cvtColor(rgb, cv2.COLOR_RGB2BGR))
     if not ok:
         raise OSError(f"could not encode {path}")
@@ -110,8 +142,6 @@ def _add_tag_geoms(spec, body, name: str, layout, asset_dir: Path, thickness: fl
                    px_per_cell: int, albedo: float = DEFAULT_TAG_ALBEDO) -> None:
     """One textured visual box per tag, its +Z face flush outside the object's face."""
     import mujoco
-
-    from core.tag_layouts import TAG_FAMILY_CELLS
 
     cells = TAG_FAMILY_CELLS.get(layout.dictionary, 8)
     for tag in layout.tags:
@@ -133,60 +163,37 @@ def _add_tag_geoms(spec, body, name: str, layout, asset_dir: Path, thickness: fl
                       contype=0, conaffinity=0, group=2, density=0)
 
 
-def add_tagged_peg(spec, name: str, params: Mapping[str, Any], context) -> None:
+def add_tagged_peg(spec, name: str, params: Mapping[str, Any] | TaggedPegSettings, context) -> None:
     """``kind: hardware.models.peg:add_tagged_peg`` — the free, ten-tag peg (module docstring)."""
     import mujoco
 
-    from core.tag_layouts import PEG_TAG_THICKNESS_M, peg_layout
-
-    where = f"scene.objects.{name}"
-    cfg = dict(params)
-    _check(cfg, PEG_KEYS, where)
-    thickness = float(cfg.get("tag_thickness_m", PEG_TAG_THICKNESS_M))
-    if not 0 < thickness < 0.005:
-        raise ConfigError(f"{where}.tag_thickness_m must be in (0, 0.005) m, got {thickness}")
-    layout = peg_layout(cfg.get("size", [0.04, 0.04, 0.14]), cfg.get("tags"), name, thickness)
-    mass = float(cfg.get("mass", 0.1))
-    if not mass > 0:
-        raise ConfigError(f"{where}.mass must be > 0 kg, got {cfg.get('mass')!r}")
-    quat = np.asarray(_vec(cfg.get("quat", [1, 0, 0, 0]), 4, f"{where}.quat"))
-    if np.linalg.norm(quat) < 1e-9:
-        raise ConfigError(f"{where}.quat must not be zero")
-    body = spec.worldbody.add_body(name=name, pos=_vec(cfg.get("pos", [0.6, 0.0, 0.8]), 3,
-                                                       f"{where}.pos"),
-                                   quat=(quat / np.linalg.norm(quat)).tolist())
+    cfg = from_config(TaggedPegSettings, params, f"scene.objects.{name}")
+    layout = peg_layout(cfg.size, cfg.tags, name, cfg.tag_thickness_m)
+    quat = np.asarray(cfg.quat)
+    body = spec.worldbody.add_body(name=name, pos=list(cfg.pos), quat=(quat / np.linalg.norm(quat)).tolist())
     body.add_freejoint(name=f"{name}_free")
     body.add_geom(name=f"{name}_geom", type=mujoco.mjtGeom.mjGEOM_BOX,
-                  size=list(layout.half_extents), mass=mass,
-                  rgba=_vec(cfg.get("rgba", [0.72, 0.72, 0.7, 1.0]), 4, f"{where}.rgba"),
-                  friction=_vec(cfg.get("friction", [1.0, 0.005, 0.0001]), 3, f"{where}.friction"),
-                  condim=int(cfg.get("condim", 4)), contype=1, conaffinity=1, group=0)
-    px = int((cfg.get("tags") or {}).get("texture_px_per_cell", DEFAULT_PX_PER_CELL))
-    _add_tag_geoms(spec, body, name, layout, Path(context.asset_dir), thickness, px,
-                   _albedo(cfg, where))
+                  size=list(layout.half_extents), mass=cfg.mass, rgba=list(cfg.rgba),
+                  friction=list(cfg.friction), condim=cfg.condim, contype=1, conaffinity=1, group=0)
+    _add_tag_geoms(spec, body, name, layout, Path(context.asset_dir), cfg.tag_thickness_m,
+                   cfg.tags.texture_px_per_cell, cfg.tag_albedo)
 
 
-def add_tag_plate(spec, name: str, params: Mapping[str, Any], context) -> None:
+def add_tag_plate(spec, name: str, params: Mapping[str, Any] | TagPlateSettings, context) -> None:
     """``kind: hardware.models.peg:add_tag_plate`` — a tag plate fixed to a robot body."""
     import mujoco
 
-    from core.tag_layouts import PLATE_TAG_THICKNESS_M, TAG_FAMILY_CELLS, plate_layout
-
     where = f"scene.objects.{name}"
-    cfg = dict(params)
-    _check(cfg, PLATE_KEYS, where)
-    parent_name = cfg.get("parent")
-    parent = spec.body(str(parent_name)) if parent_name else None
+    cfg = from_config(TagPlateSettings, params, where)
+    parent = spec.body(cfg.parent) if cfg.parent else None
     if parent is None:
         bodies = [b.name for b in spec.bodies if b.name]
-        raise ConfigError(f"{where}.parent={parent_name!r} is not a body of the scene; bodies: "
+        raise ConfigError(f"{where}.parent={cfg.parent!r} is not a body of the scene; bodies: "
                           f"{', '.join(bodies)}")
-    layout = plate_layout(cfg.get("tags"), name, PLATE_TAG_THICKNESS_M)
-    quat = np.asarray(_vec(cfg.get("quat", [1, 0, 0, 0]), 4, f"{where}.quat"))
-    body = parent.add_body(name=name, pos=_vec(cfg.get("pos", [0, 0, 0]), 3, f"{where}.pos"),
-                           quat=(quat / np.linalg.norm(quat)).tolist())
-    t = float(cfg.get("thickness_m", 0.002))
-    margin = float(cfg.get("margin_m", 0.002))
+    layout = plate_layout(cfg.tags, name, PLATE_TAG_THICKNESS_M)
+    quat = np.asarray(cfg.quat)
+    body = parent.add_body(name=name, pos=list(cfg.pos), quat=(quat / np.linalg.norm(quat)).tolist())
+    t, margin = cfg.thickness_m, cfg.margin_m
     cells = TAG_FAMILY_CELLS.get(layout.dictionary, 8)
     corners = layout.corners().reshape(-1, 3)
     pad = max(tag.size_m for tag in layout.tags) * layout.quiet_zone_cells / cells + margin
@@ -194,15 +201,6 @@ def add_tag_plate(spec, name: str, params: Mapping[str, Any], context) -> None:
     body.add_geom(name=f"{name}_plate", type=mujoco.mjtGeom.mjGEOM_BOX,
                   size=[(hi[0] - lo[0]) / 2, (hi[1] - lo[1]) / 2, t / 2],
                   pos=[(hi[0] + lo[0]) / 2, (hi[1] + lo[1]) / 2, -t / 2],
-                  rgba=_vec(cfg.get("rgba", [0.72, 0.72, 0.72, 1.0]), 4, f"{where}.rgba"),
-                  contype=0, conaffinity=0, group=2, density=0)
-    px = int((cfg.get("tags") or {}).get("texture_px_per_cell", DEFAULT_PX_PER_CELL))
-    _add_tag_geoms(spec, body, name, layout, Path(context.asset_dir), PLATE_TAG_THICKNESS_M, px,
-                   _albedo(cfg, where))
-
-
-def _albedo(cfg: Mapping[str, Any], where: str) -> float:
-    a = float(cfg.get("tag_albedo", DEFAULT_TAG_ALBEDO))
-    if not 0 < a <= 1:
-        raise ConfigError(f"{where}.tag_albedo must be in (0, 1], got {a}")
-    return a
+                  rgba=list(cfg.rgba), contype=0, conaffinity=0, group=2, density=0)
+    _add_tag_geoms(spec, body, name, layout, Path(context.asset_dir), PLATE_TAG_THICKNESS_M,
+                   cfg.tags.texture_px_per_cell, cfg.tag_albedo)

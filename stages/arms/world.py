@@ -1,15 +1,22 @@
-"""The scene stage: compile robot + scene, validate the robot config, save and render it.
+"""The world: robot + scene compiled into one model, its robot spec and collision matrix.
 
-Its output ``world`` (model, robot spec, compiled scene) is what every manipulation
-stage after it plans, checks and runs on.
+The scene stage's output ``world`` is what every manipulation stage after it plans, checks
+and runs on; the joint limits and home renders of it are read here too.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from hardware.collision_matrix import compute_collision_matrix, default_cache_dir
+from hardware.models.scene import build_scene
+from hardware.resources import plain_config
+from hardware.robot import RobotSpec
+from stages.arms.planning.checker import ClearanceChecker
 
 
 @dataclass(frozen=True)
@@ -42,13 +49,9 @@ def free_bodies(model) -> list[str]:
 
 def build_world(robot: dict, scene: dict, asset_dir=None) -> World:
     """Compile robot + scene, validate the robot config, and compute (or load) its collision matrix."""
-    from hardware.collision_matrix import compute_collision_matrix, default_cache_dir
-    from hardware.models.scene import build_scene
-    from hardware.robot import RobotSpec, _plain
-
     compiled = build_scene(robot, scene, asset_dir=asset_dir)
     spec = RobotSpec.from_config(robot, compiled.model)
-    cfg = _plain(robot)
+    cfg = plain_config(robot)
     acm = cfg.get("collision_matrix") or {}
     matrix = compute_collision_matrix(
         compiled.model, spec.joint_names(), spec.home_qpos(compiled.model), spec.clearance_m,
@@ -61,11 +64,30 @@ def build_world(robot: dict, scene: dict, asset_dir=None) -> World:
 
 def home_proximity(world: World):
     """The smallest true distance between geometry that may not touch, at home."""
-    from stages.arms.planning.checker import ClearanceChecker
-
     joints = world.robot.joint_names()
     checker = ClearanceChecker.for_world(world, joints, world.clearance_m)
     return checker.proximity(world.robot.home())
+
+
+def render_home(world: World, cameras: Sequence[str]) -> dict[str, np.ndarray]:
+    """RGB renders of the robot at home by each of ``cameras`` the scene has (others are skipped)."""
+    import mujoco
+
+    from hardware.render import render_rgb  # sets MUJOCO_GL on import: only when rendering
+
+    data = mujoco.MjData(world.model)
+    data.qpos[:] = world.home_qpos()
+    mujoco.mj_forward(world.model, data)
+    return {cam: render_rgb(world.model, data, cam) for cam in cameras if cam in world.scene.cameras}
+
+
+def position_limits_for(world, joint_names) -> tuple[list[float], list[float]]:
+    """Lower and upper position limits of the named joints, from the robot spec."""
+    lo, hi = {}, {}
+    for arm in world.robot.arms:
+        for j, a, b in zip(arm.joints, arm.lower, arm.upper, strict=True):
+            lo[j], hi[j] = a, b
+    return [lo[j] for j in joint_names], [hi[j] for j in joint_names]
 
 
 def limits_for(world, joint_names):

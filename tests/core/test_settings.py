@@ -72,3 +72,11 @@ def test_the_schema_lets_hydra_check_keys_and_types_and_keeps_yaml_ints():
         OmegaConf.merge(node, OmegaConf.from_dotlist(["speed=fast"]))
     with pytest.raises(Exception, match="latency"):
         OmegaConf.merge(node, OmegaConf.from_dotlist(["faults.left.latency=1"]))
+
+
+def test_a_schema_instance_pickles_for_the_sweep_launchers():
+    import pickle
+
+    made = schema(RigSettings)(speed=3.0)
+    back = pickle.loads(pickle.dumps(made))
+    assert back == made and type(back).__name__ == "RigSettings"

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from core.errors import ConfigError
-from hardware.assembly import assemble, load_part, resolve_resource
+from hardware.assembly import assemble
+from hardware.resources import resolve_resource
 
 mujoco = pytest.importorskip("mujoco")
 
@@ -240,24 +241,22 @@ def test_part_errors_name_the_key(tmp_path):
         assemble({"arms": {"left": {"file": no_mesh}}})
     with pytest.raises(ConfigError, match=key + r"\.root_body='hand'.*\['link1', 'link2'\]"):
         assemble({"arms": {"left": {"file": f["arm"], "root_body": "hand"}}})
-    with pytest.raises(ConfigError, match=key + r": unknown key\(s\) mesh_dir; allowed: file, fragments"):
+    with pytest.raises(ConfigError, match=key + r"\.mesh_dir: not a part setting; allowed: \['file', 'frag"):
         assemble({"arms": {"left": {"file": f["arm"], "mesh_dir": "x"}}})
     with pytest.raises(ConfigError, match=key + r"\.gripper\.site='wrist'.*sites: \['tool'\]"):
         assemble({"arms": {"left": {"file": f["arm"], "gripper": {"file": f["gripper"], "site": "wrist"}}}})
-    with pytest.raises(ConfigError, match=r"robot\.build\.base: unknown key\(s\) cylinder"):
+    with pytest.raises(ConfigError, match=r"robot\.build\.base\.cylinder: not a base setting; allowed: \["):
         assemble({"base": {"cylinder": {}}, "arms": {"left": {"file": f["arm"]}}})
 
 
-def test_load_part_root_body_keeps_only_the_subtree(tmp_path):
+def test_root_body_keeps_only_the_subtree(tmp_path):
     cart = '<body name="cart"><joint name="c"/><geom size="0.1"/></body>'
     two = _write(tmp_path, "two.xml", ARM.replace("<worldbody>", "<worldbody>" + cart))
-    model = _compile(load_part({"file": two, "root_body": "link1"}, "part"))  # a top-level body
-    assert [model.joint(i).name for i in range(model.njnt)] == ["j1", "j2"]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # MuJoCo warns that a subtree was attached with an empty prefix
-        model = load_part({"file": two, "root_body": "link2"}, "part").compile()  # a nested body
-    assert [model.joint(i).name for i in range(model.njnt)] == ["j2"]
-    assert [model.site(i).name for i in range(model.nsite)] == ["tool"]
+    model = _compile(assemble({"arms": {"a": {"file": two, "root_body": "link1"}}}))  # a top-level body
+    assert [model.joint(i).name for i in range(model.njnt)] == ["a/j1", "a/j2"]
+    model = _compile(assemble({"arms": {"a": {"file": two, "root_body": "link2"}}}))  # a nested body
+    assert [model.joint(i).name for i in range(model.njnt)] == ["a/j2"]
+    assert [model.site(i).name for i in range(model.nsite)] == ["a/tool"]
 
 
 def test_pkg_resolution_and_a_missing_package():

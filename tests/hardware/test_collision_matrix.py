@@ -14,7 +14,7 @@ from core.errors import ConfigError
 from hardware import collision_matrix as cmx
 from hardware.collision_matrix import REASONS, CollisionMatrix, compute_collision_matrix, default_cache_dir
 from hardware.geometry import collision_geoms, may_touch
-from hardware.robot import REPO_ROOT
+from hardware.resources import REPO_ROOT
 
 mujoco = pytest.importorskip("mujoco")
 

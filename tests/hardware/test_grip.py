@@ -49,7 +49,7 @@ def test_the_grip_is_collision_geometry_the_camera_does_not_see(tmp_path):
     ({"rib_m": 0.006}, "rib_m < pitch_m"),
     ({"depth_m": 0.001}, "depth_m"),
     ({"body": "nothing"}, "no tagged peg"),
-    ({"colour": 1}, "unknown key"),
+    ({"colour": 1}, r"scene\.objects\.grip_pockets\.colour: not a .*setting; allowed: \['body'"),
 ])
 def test_bad_pocket_settings_fail_naming_the_key(tmp_path, change, message):
     with pytest.raises(ConfigError, match=message):

@@ -178,4 +178,5 @@ def test_the_robot_packages_leave_opencv_contrib_and_its_aruco_api_in_place():
 
 def test_a_robot_is_one_file_or_parts_not_both():
     with pytest.raises(ConfigError, match="exactly one"):
-        build_world({"name": "x", "mjcf": "a.xml", "build": {"arms": {}}, "arms": {}}, {})
+        build_world({"name": "x", "mjcf": "a.xml", "build": {"arms": {}},
+                     "arms": {"a": {"joints": ["j"], "ee_site": "s"}}}, {})

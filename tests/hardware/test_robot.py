@@ -12,14 +12,9 @@ from omegaconf import OmegaConf
 
 from core.errors import ConfigError
 from hardware.geometry import collision_pairs, geom_name, min_clearance, pair_distances
-from hardware.robot import (
-    DEFAULT_ACCELERATION_LIMIT,
-    DEFAULT_VELOCITY_LIMIT,
-    REPO_ROOT,
-    RobotSpec,
-    load_robot,
-    resolve_mjcf_path,
-)
+from hardware.resources import REPO_ROOT, resolve_mjcf_path
+from hardware.robot import DEFAULT_ACCELERATION_LIMIT, DEFAULT_VELOCITY_LIMIT, RobotSpec
+from hardware.robot_file import load_robot
 
 mujoco = pytest.importorskip("mujoco")
 

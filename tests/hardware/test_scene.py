@@ -18,7 +18,8 @@ from hardware.render import (
     camera_pose,
     project_points,
 )
-from hardware.robot import REPO_ROOT, RobotSpec
+from hardware.resources import REPO_ROOT
+from hardware.robot import RobotSpec
 
 mujoco = pytest.importorskip("mujoco")
 
@@ -75,6 +76,27 @@ def test_home_keyframe_matches_the_config(scene):
     np.testing.assert_allclose(m.key_qpos[key], spec.home_qpos(m))
 
 
+HELD = """<mujoco model="held"><compiler angle="radian"/><worldbody>
+  <body name="link" pos="0 0 1"><joint name="j" range="-1 1"/><geom size="0.05"/><site name="tip"/>
+    <body name="finger"><joint name="finger" type="slide" range="0.01 0.03"/><geom size="0.01"/></body>
+    <body name="head"><joint name="head" range="-1 1"/><geom size="0.01"/></body></body>
+</worldbody></mujoco>"""
+
+
+def test_home_keyframe_holds_the_joints_outside_the_arms(tmp_path):
+    """The home key has the held joints too: robot.fixed_joints, and the middle of the range where
+    qpos0 is outside it (as RobotSpec.home_qpos has them)."""
+    (tmp_path / "held.xml").write_text(HELD)
+    rcfg = {"name": "held", "mjcf": str(tmp_path / "held.xml"),
+            "arms": {"a": {"joints": ["j"], "ee_site": "tip"}},
+            "home": {"a": [0.2]}, "fixed_joints": {"head": 0.5}}
+    m = build_scene(rcfg, {"cameras": {SCENE_CAMERA: {"pos": [2, 0, 1.5], "lookat": [0, 0, 1]}}}).model
+    key = m.key_qpos[mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_KEY, "home")]
+    adr = {n: m.jnt_qposadr[m.joint(n).id] for n in ("j", "finger", "head")}
+    assert (key[adr["j"]], key[adr["finger"]], key[adr["head"]]) == pytest.approx((0.2, 0.02, 0.5))
+    np.testing.assert_allclose(key, RobotSpec.from_config(rcfg, m).home_qpos(m))
+
+
 def test_scene_xml_round_trips_from_any_folder(scene, tmp_path, monkeypatch):
     path = tmp_path / "run" / "scene.xml"
     path.parent.mkdir()
@@ -111,7 +133,8 @@ def test_scene_xml_loads_for_a_robot_with_meshes_and_textures(tmp_path, monkeypa
         <geom type="mesh" mesh="cube" material="skin"/><site name="tip" pos="0 0 0.1"/></body>
       </worldbody></mujoco>""")
     rcfg = {"name": "one_link", "mjcf": str(robot_dir / "arm.xml"),
-            "arms": {"a": {"joints": ["j"], "ee_site": "tip"}}, "home": {"a": [0.2]}}
+            "arms": {"a": {"joints": ["j"], "ee_site": "tip"}},
+            "home": {"a": [0.2]}}
     scfg = {"cameras": {SCENE_CAMERA: {"pos": [2, 0, 1.5], "lookat": [0, 0, 1]}}}
     scene = build_scene(rcfg, scfg)
     out = tmp_path / "elsewhere"
@@ -133,7 +156,7 @@ def test_objects_by_kind_box_and_dotted_builder(tmp_path, monkeypatch):
     scfg["objects"] = {
         "peg": {"kind": "box", "free": True, "mass": 0.1, "size": [0.02, 0.02, 0.05],
                 "pos": [0.5, 0.0, 0.8]},
-        "board": {"kind": "hardware.models.scene:add_box", "size": [0.1, 0.1, 0.002],
+        "board": {"kind": "hardware.models.elements:add_box", "size": [0.1, 0.1, 0.002],
                   "pos": [0.6, 0.2, 0.752], "texture": "board.png"},
     }
     scene = build_scene(robot_config(), scfg, asset_dir=tmp_path)

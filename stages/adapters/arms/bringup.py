@@ -11,7 +11,8 @@ and ``bringup/states.npz`` (the physics recording on the simulator), and the met
 ``bringup.<step>_pass`` / ``bringup.<step>_status`` plus every measured value. When a step
 fails the report is saved first, then the stage fails with an ``ExecutionError`` naming it.
 
-With ``hardware.driver=ros2`` it runs on the real robot through
+With ``hardware.driver=ros2`` (which the ``hardware`` settings do not accept yet: only
+``mujoco``) it runs on the real robot through
 :class:`hardware.arms.ros2.Ros2Connection` (settings under ``hardware.ros2``); those drivers are
 real, so every moving step needs ``pipeline.stages.bringup.confirm=true`` (or per step).
 ``treat_as_real=true`` rehearses that on the simulator.
@@ -26,6 +27,7 @@ import numpy as np
 
 from core.artifacts import JsonFile, NpzFile, TextFile
 from core.errors import ExecutionError
+from hardware.arms.ros2 import Ros2Connection
 from stages.api import Stage, StageContext, StageResult
 from stages.arms.execution.bringup import ArmLimitsSpec, BringUpProtocol, MarkedReal
 from stages.arms.execution.bringup_checks import motion_validator, touching_counter
@@ -43,17 +45,13 @@ class BringUp(Stage):
         self.hw = hardware_settings(hardware)
         self.treat_as_real = bool(treat_as_real)
         self.settings = BringUpSettings.from_config(
-            {**settings, "clock_speed": float(self.hw.get("speed", 1.0)),
-             "start_buffer_s": float(self.hw.get("start_buffer_s", 0.1)),
-             "max_start_lead_s": float(self.hw.get("max_start_lead_s", 1.0)),
-             "ack_timeout_s": float(self.hw.get("ack_timeout_s", 2.0))})
+            {**settings, "clock_speed": self.hw.speed, "start_buffer_s": self.hw.start_buffer_s,
+             "max_start_lead_s": self.hw.max_start_lead_s, "ack_timeout_s": self.hw.ack_timeout_s})
 
     def _robot(self, world, seed: int):
         """(context manager that runs the robot, drivers, physics sim or None)."""
-        if self.hw.get("driver", "mujoco") == "ros2":
-            from hardware.arms.ros2 import Ros2Connection
-
-            conn = Ros2Connection(world.robot, self.hw.get("ros2"))
+        if self.hw.driver == "ros2":   # unreachable today: HardwareSettings allows only "mujoco"
+            conn = Ros2Connection(world.robot, getattr(self.hw, "ros2", None))
             return conn, None, None
         sim, drivers = simulated_robot(world, world.robot.home(), world.robot.joint_names(), self.hw, seed)
         return sim, drivers, sim

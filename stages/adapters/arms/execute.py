@@ -5,14 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import numpy as np
-
 from core.artifacts import JsonFile, Mp4Video, NpzFile
 from core.errors import ExecutionError
 from stages.api import Stage, StageContext, StageResult
 from stages.arms.execution.executor import SynchronizedExecutor, split_trajectory
-from stages.arms.execution.replay import colliding_states, render_states
-from stages.arms.execution.rig import hardware_settings, simulated_robot, tracking_errors
+from stages.arms.execution.replay import colliding_states, render_states, tracking_errors
+from stages.arms.execution.rig import arm_columns, hardware_settings, moving_arms, simulated_robot
 
 
 class Execute(Stage):
@@ -27,7 +25,7 @@ class Execute(Stage):
 
     def run(self, ctx: StageContext, world, trajectory) -> StageResult:
         names = tuple(trajectory.joint_names)
-        arms = {a.name: a.joints for a in world.robot.arms if set(a.joints) <= set(names)}
+        arms = moving_arms(world, names)
         per_arm = split_trajectory(trajectory, arms)
         sim, drivers = simulated_robot(world, trajectory.positions[0], names, self.hw, ctx.seed)
         executor = SynchronizedExecutor.from_hardware(drivers, self.hw)
@@ -42,8 +40,7 @@ class Execute(Stage):
 
     def _record(self, ctx, world, sim, report, trajectory, arms) -> StageResult:
         times, qpos = sim.recorded()
-        adr = np.array([i for a in world.robot.arms if a.name in arms for i in a.qpos_indices])
-        names = [j for a in world.robot.arms if a.name in arms for j in a.joints]
+        adr, names = arm_columns(world, arms)
         positions = qpos[:, adr]
         starts = {a: r.started_s for a, r in report.results.items()}
         colliding = colliding_states(world, names, positions)

@@ -38,7 +38,8 @@ class Independent(Stage):
         plan = plan_independent(group, start, goal, ctx.rng, retime)
         frames = plan.at(np.linspace(0.0, plan.duration_s, self.frames))
         touching = colliding_frames(ClearanceChecker.for_world(world, group.joint_names, 0.0), frames)
-        within = colliding_frames(ClearanceChecker.for_world(world, group.joint_names, world.clearance_m), frames)
+        within = colliding_frames(ClearanceChecker.for_world(world, group.joint_names, world.clearance_m),
+                                  frames)
         ctx.log.info("independent plans run together: %d of %d frames touch", touching.sum(), self.frames)
         return StageResult(
             outputs={"independent": plan},

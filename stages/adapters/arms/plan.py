@@ -23,13 +23,13 @@ class Plan(Stage):
         self.kind, self.goals = parse_goal(goal)
         self.start = start
         self.settings = planner_settings(planner)
-        self.seed = (planner or {}).get("seed")
         self.arms = arms
 
     def run(self, ctx: StageContext, world) -> StageResult:
         group = make_group(world, self.arms, self.settings)
         start = start_configuration(group, world, self.start)
-        rng = np.random.default_rng(self.seed) if self.seed is not None else ctx.rng
+        seed = self.settings.seed
+        rng = np.random.default_rng(seed) if seed is not None else ctx.rng
         method = {"joints": group.plan_to_joints, "poses": group.plan_to_poses,
                   "cartesian": group.plan_cartesian}[self.kind]
         ctx.log.info("planning %s goal for arms %s", self.kind, list(self.goals))

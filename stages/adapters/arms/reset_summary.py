@@ -21,7 +21,8 @@ class ResetSummary(Stage):
 
     def __init__(self, sweep_dir: str | None = None):
         if not sweep_dir:
-            raise ConfigError("pipeline.params.sweep_dir is required: the multirun folder of a pipeline=reset sweep")
+            raise ConfigError("pipeline.params.sweep_dir is required: the multirun folder of a "
+                              "pipeline=reset sweep")
         self.sweep_dir = Path(sweep_dir)
         if not self.sweep_dir.is_dir():
             raise ConfigError(f"pipeline.params.sweep_dir={sweep_dir!r} is not a folder")

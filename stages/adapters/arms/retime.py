@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from core.artifacts import NpzFile
+from core.settings import from_config
 from stages.api import Stage, StageContext, StageResult
 from stages.arms.retiming.retime import retime_with_report
+from stages.arms.retiming.settings import RetimerSettings
 from stages.arms.world import limits_for
 
 
@@ -15,9 +15,11 @@ class Retime(Stage):
 
     outputs = ("trajectory",)
 
-    def __init__(self, rate_hz: float = 125.0, max_deviation_rad: float = 0.02, **options: Any):
-        self.rate_hz = float(rate_hz)
-        self.options = {"max_deviation_rad": float(max_deviation_rad), **options}
+    def __init__(self, rate_hz: float = 125.0, max_deviation_rad: float = 0.02):
+        settings = from_config(RetimerSettings, {"rate_hz": rate_hz, "max_deviation_rad": max_deviation_rad},
+                               "retimer")
+        self.rate_hz = settings.rate_hz
+        self.options = {"max_deviation_rad": settings.max_deviation_rad}
 
     def run(self, ctx: StageContext, world, path) -> StageResult:
         vel, acc = limits_for(world, path.joint_names)

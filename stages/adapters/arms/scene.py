@@ -6,7 +6,7 @@ from typing import Any
 
 from core.artifacts import JsonFile, PngImage, TextFile
 from stages.api import Stage, StageContext, StageResult
-from stages.arms.world import build_world, home_proximity
+from stages.arms.world import build_world, home_proximity, render_home
 
 
 class SceneStage(Stage):
@@ -35,16 +35,8 @@ class SceneStage(Stage):
             "home_min_clearance": {"distance_m": prox.distance_m, "pair": [prox.geom1, prox.geom2]},
         })}
         if self.render:
-            import mujoco
-
-            from hardware.render import render_rgb
-
-            data = mujoco.MjData(model)
-            data.qpos[:] = world.home_qpos()
-            mujoco.mj_forward(model, data)
-            for cam in self.cameras:
-                if cam in world.scene.cameras:
-                    files[f"{cam}.png"] = PngImage(render_rgb(model, data, cam))
+            renders = render_home(world, self.cameras)
+            files.update({f"{cam}.png": PngImage(image) for cam, image in renders.items()})
         return StageResult(
             outputs={"world": world},
             metrics={"arms": len(world.robot.arms), "dof": len(world.robot.joint_names()),

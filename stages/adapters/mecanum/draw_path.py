@@ -7,10 +7,12 @@ from typing import Any
 import numpy as np
 
 from core.artifacts import PngFigure
+from core.settings import from_config
 from stages.api import Stage, StageContext, StageResult
 from stages.mecanum.paths.bundle import GifFile, PathBundle, planned_poses, slowest_turn
 from stages.mecanum.paths.precompute import EntrySpeedTable
 from stages.mecanum.paths.profile import forward_profile
+from stages.mecanum.paths.settings import DrawSettings
 
 
 class DrawPath(Stage):
@@ -18,18 +20,17 @@ class DrawPath(Stage):
 
     outputs = ()
 
-    def __init__(self, footprints: int = 8, animate: bool = True, max_frames: int = 48,
-                 fps: float = 12.0):
-        self.footprints, self.animate = int(footprints), bool(animate)
-        self.max_frames, self.fps = int(max_frames), float(fps)
+    def __init__(self, **params: Any):
+        self.settings = from_config(DrawSettings, params, "pipeline.stages.draw")
 
     def run(self, ctx: StageContext, path: PathBundle, table: EntrySpeedTable) -> StageResult:
         from hardware.mecanum import drawing
 
         profile = forward_profile(table)
         poses = planned_poses(table, profile.s_in)
+        s = self.settings
         pick = np.unique(np.searchsorted(profile.time_s, np.linspace(
-            0, profile.duration_s, max(self.footprints, 2))).clip(0, len(poses) - 1))
+            0, profile.duration_s, max(s.footprints, 2))).clip(0, len(poses) - 1))
         footprint = (path.drive.length_in, path.drive.width_in)
         relaxed = path.chain.sample() if path.relax and path.relax.changed else None
         title = f"{path.name}: {table.segments} segments, {table.length_in:.1f} in"
@@ -45,9 +46,9 @@ class DrawPath(Stage):
                 title=f"{path.name}: planned {profile.duration_s:.2f} s")),
         }
         metrics: dict[str, Any] = {}
-        if self.animate:
+        if s.animate:
             frames = drawing.animation_frames(table.points_in, poses, profile.time_s, footprint,
-                                              self.max_frames, title=path.name)
-            files["preview.gif"] = GifFile(drawing.gif_bytes(frames, self.fps))
+                                              s.max_frames, title=path.name)
+            files["preview.gif"] = GifFile(drawing.gif_bytes(frames, s.fps))
             metrics["frames"] = len(frames)
         return StageResult(metrics=metrics, files=files)

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from core.artifacts import JsonFile
+from core.settings import from_config
 from stages.api import Stage, StageContext, StageResult
-from stages.mecanum.control.factory import check_follower_config
-from stages.mecanum.control.follow_run import SimSettings, run_files, simulate
+from stages.mecanum.control.follow_files import run_files
+from stages.mecanum.control.follow_settings import FollowSettings
+from stages.mecanum.control.follow_sim import simulate
+from stages.mecanum.control.settings import FollowerSettings
 from stages.mecanum.paths.bundle import PathBundle
 from stages.mecanum.paths.precompute import EntrySpeedTable
 
@@ -15,14 +21,13 @@ class Follow(Stage):
 
     outputs = ("metrics",)
 
-    def __init__(self, follower: dict, animate: bool = True, max_frames: int = 40,
-                 fps: float = 10.0, **sim):
-        self.follower = check_follower_config(follower, "follower")
-        self.sim = SimSettings.from_kwargs("pipeline.stages.follow", **sim)
-        self.animate, self.max_frames, self.fps = bool(animate), int(max_frames), float(fps)
+    def __init__(self, follower: Mapping[str, Any] | FollowerSettings, **params: Any):
+        self.follower = from_config(FollowerSettings, follower, "follower")
+        self.settings = from_config(FollowSettings, params, "pipeline.stages.follow")
 
     def run(self, ctx: StageContext, path: PathBundle, table: EntrySpeedTable) -> StageResult:
-        run = simulate(self.follower, path, table, self.sim, ctx.seed)
+        s = self.settings
+        run = simulate(self.follower, path, table, s, ctx.seed)
         m = run.metrics
         ctx.log.info("%s on %s: max deviation %.2f in, end error %.2f in, time to stop %.2f s, "
                      "overshoot %.2f in, peak traction %.2f, %d saturated ticks; loop %.0f µs "
@@ -30,8 +35,8 @@ class Follow(Stage):
                      m["max_deviation_in"], m["end_error_in"], m["time_to_stop_s"],
                      m["overshoot_in"], m["peak_traction_fraction"], m["saturated_ticks"],
                      m["compute_median_us"], m["compute_p99_us"], m["sim_realtime_factor"])
-        files = run_files(run, path, table, animate=self.animate, max_frames=self.max_frames,
-                          fps=self.fps)
-        files["summary.json"] = JsonFile({"path": path.name, "follower": self.follower,
+        files = run_files(run, path, table, animate=s.animate, max_frames=s.max_frames,
+                          fps=s.fps)
+        files["summary.json"] = JsonFile({"path": path.name, "follower": self.follower.as_dict(),
                                           "metrics": m})
         return StageResult(outputs={"metrics": m}, metrics={**m, "path": path.name}, files=files)

@@ -7,10 +7,11 @@ from typing import Any
 import numpy as np
 
 from core.artifacts import JsonFile, PngFigure, TextFile
-from core.errors import ConfigError
+from core.settings import from_config
 from stages.api import Stage, StageContext, StageResult
-from stages.mecanum.control.factory import check_follower_config
-from stages.mecanum.control.follow_run import SimSettings, compare_table, run_files, simulate
+from stages.mecanum.control.follow_files import compare_table, run_files
+from stages.mecanum.control.follow_settings import CompareSettings
+from stages.mecanum.control.follow_sim import simulate
 from stages.mecanum.control.metrics import METRIC_KEYS
 from stages.mecanum.paths.bundle import PathBundle
 from stages.mecanum.paths.precompute import EntrySpeedTable
@@ -21,25 +22,17 @@ class FollowCompare(Stage):
 
     outputs = ("table",)
 
-    def __init__(self, followers: dict, animate: bool = False, max_frames: int = 30,
-                 fps: float = 10.0, follower_files: bool = True, **sim):
-        if not isinstance(followers, dict) or not followers:
-            raise ConfigError("compare.followers must be a non-empty mapping name → follower "
-                              f"config; got {followers!r}")
-        self.followers = {str(k): check_follower_config({**v, "name": str(k)},
-                                                        f"compare.followers.{k}")
-                          for k, v in followers.items()}
-        self.sim = SimSettings.from_kwargs("pipeline.stages.compare", **sim)
-        self.animate, self.max_frames, self.fps = bool(animate), int(max_frames), float(fps)
-        self.follower_files = bool(follower_files)
+    def __init__(self, **params: Any):
+        self.settings = from_config(CompareSettings, params, "pipeline.stages.compare")
+        self.followers = self.settings.named_followers()
 
     def run(self, ctx: StageContext, path: PathBundle, table: EntrySpeedTable) -> StageResult:
         from stages.mecanum.control import plots
 
+        s = self.settings
         runs = {}
-        for name, cfg in ctx.progress(list(self.followers.items()), desc="followers"):
-            runs[name] = simulate(cfg, path, table, self.sim, ctx.seed,
-                                  f"compare.followers.{name}")
+        for name, follower in ctx.progress(list(self.followers.items()), desc="followers"):
+            runs[name] = simulate(follower, path, table, s, ctx.seed)
             ctx.log.info("%s: %s", name, {k: round(runs[name].metrics[k], 3)
                                          for k in METRIC_KEYS})
         metrics: dict[str, Any] = {}
@@ -57,8 +50,8 @@ class FollowCompare(Stage):
                 title=f"{path.name}: " + ", ".join(runs))),
             "metrics.json": JsonFile({n: r.metrics for n, r in runs.items()}),
         }
-        for name, run in runs.items() if self.follower_files else ():
-            files.update(run_files(run, path, table, animate=self.animate,
-                                   max_frames=self.max_frames, fps=self.fps, prefix=f"{name}/"))
+        for name, run in runs.items() if s.follower_files else ():
+            files.update(run_files(run, path, table, animate=s.animate,
+                                   max_frames=s.max_frames, fps=s.fps, prefix=f"{name}/"))
         return StageResult(outputs={"table": TextFile(table_md, ".md")}, metrics=metrics,
                            files=files)

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import numpy as np
 
 from core.artifacts import NpzFile
-from core.errors import ConfigError
+from core.settings import from_config
 from stages.api import Stage, StageContext, StageResult
 from stages.mecanum.paths.bundle import PathBundle, min_entry_speed
 from stages.mecanum.paths.precompute import benchmark_precompute
 from stages.mecanum.paths.profile import forward_profile
+from stages.mecanum.paths.settings import PrecomputeSettings
 
 
 class Precompute(Stage):
@@ -19,12 +21,8 @@ class Precompute(Stage):
 
     outputs = ("table",)
 
-    def __init__(self, benchmark_sizes: list[int] | tuple[int, ...] = (),
-                 benchmark_repeats: int = 5):
-        sizes = list(benchmark_sizes or [])
-        if any(not isinstance(n, int) or isinstance(n, bool) or n < 1 for n in sizes):
-            raise ConfigError(f"precompute.benchmark_sizes must be positive integers; got {sizes}")
-        self.sizes, self.repeats = sizes, max(1, int(benchmark_repeats))
+    def __init__(self, **params: Any):
+        self.settings = from_config(PrecomputeSettings, params, "pipeline.stages.precompute")
 
     def run(self, ctx: StageContext, path: PathBundle) -> StageResult:
         t0 = time.perf_counter()
@@ -36,8 +34,10 @@ class Precompute(Stage):
                    "stops": int(np.sum(table.corner_speed_in_s[1:-1] <= 1e-6)),
                    "planned_time_s": profile.duration_s,
                    "planned_peak_speed_in_s": float(profile.speed_in_s.max())}
-        if self.sizes:
-            for n, seconds in benchmark_precompute(self.sizes, path.limits, self.repeats).items():
+        s = self.settings
+        if s.benchmark_sizes:
+            for n, seconds in benchmark_precompute(list(s.benchmark_sizes), path.limits,
+                                                   s.benchmark_repeats).items():
                 metrics[f"bench_{n}_segments_time_s"] = seconds
                 ctx.log.info("precompute of %d segments: %.3g ms", n, seconds * 1e3)
         files = {"table.npz": NpzFile(table.as_arrays()),

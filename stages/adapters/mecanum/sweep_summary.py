@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-import csv
-import io
 from pathlib import Path
+from typing import Any
 
 from core.artifacts import PngFigure, TextFile
 from core.errors import ConfigError
+from core.settings import from_config
 from stages.api import Stage, StageContext, StageResult
-from stages.mecanum.control.follow_run import SWEEP_COLUMNS, format_cell, gather_sweep
+from stages.mecanum.control import plots
+from stages.mecanum.control.follow_settings import SweepSettings
+from stages.mecanum.control.sweep import gather_sweep, sweep_csv, sweep_markdown
 
 
 class SweepSummary(Stage):
@@ -17,32 +19,20 @@ class SweepSummary(Stage):
 
     outputs = ("rows",)
 
-    def __init__(self, sweep_dir: str | None = None):
-        if not sweep_dir:
-            raise ConfigError("pipeline.params.sweep_dir must name a multirun folder, e.g. "
-                              "pipeline.params.sweep_dir=runs/follow/multirun/<stamp>")
-        self.sweep_dir = Path(sweep_dir)
+    def __init__(self, **params: Any):
+        settings = from_config(SweepSettings, params, "pipeline.stages.sweep_summary")
+        self.sweep_dir = Path(str(settings.sweep_dir))
         if not self.sweep_dir.is_dir():
-            raise ConfigError(f"pipeline.params.sweep_dir={sweep_dir!r} is not a folder")
+            raise ConfigError(f"pipeline.params.sweep_dir={settings.sweep_dir!r} is not a folder")
 
     def run(self, ctx: StageContext) -> StageResult:
-        from stages.mecanum.control import plots
 
         rows = gather_sweep(self.sweep_dir)
         if not rows:
             raise ConfigError(f"{self.sweep_dir} holds no pipeline=follow runs "
                               "(<n>/metrics.json with follow.* keys)")
-        buf = io.StringIO()
-        w = csv.DictWriter(buf, SWEEP_COLUMNS, lineterminator="\n")
-        w.writeheader()
-        w.writerows(rows)
-        cols = SWEEP_COLUMNS[:-1]
-        md = [f"# sweep {self.sweep_dir}", "", "| " + " | ".join(cols) + " |",
-              "|---|---|" + "---:|" * (len(cols) - 2)]
-        for r in sorted(rows, key=lambda r: (r["path"], r["follower"])):
-            md.append("| " + " | ".join(format_cell(r[c]) for c in cols) + " |")
-        files = {"summary.csv": TextFile(buf.getvalue(), ".csv"),
-                 "summary.md": TextFile("\n".join(md) + "\n", ".md"),
+        files = {"summary.csv": TextFile(sweep_csv(rows), ".csv"),
+                 "summary.md": TextFile(sweep_markdown(rows, f"sweep {self.sweep_dir}"), ".md"),
                  "summary.png": PngFigure(plots.sweep_figure(rows))}
         return StageResult(outputs={"rows": rows},
                            metrics={"runs": len(rows),

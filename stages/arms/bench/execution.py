@@ -17,10 +17,10 @@ as one long-lived executor would. A run that does not end as it should (e.g. a g
 arrived after the stamp because the machine stalled) is not dropped silently: it is counted in
 ``failed_runs`` and listed with its reason in ``runs.json``; the figures are over the others.
 
-Reported: start skew median/max (synchronized and naive), cancel latency median/max (from the
-shared cancel to the last arm commanded to hold, wall time), colliding states of the
-synchronized and naive runs (every recorded physics state checked), and the sequential
-baseline (one arm after the other, every ``sequential_check_every``-th state checked).
+Reported (:class:`ExecutionFigures`): start skew median/max (synchronized and naive), cancel
+latency median/max (from the shared cancel to the last arm commanded to hold, wall time),
+colliding states of the synchronized and naive runs (every recorded physics state checked), and
+the sequential baseline (one arm after the other, every ``sequential_check_every``-th state checked).
 
 Latency is on the robot's clock: the simulation runs ``speed`` times faster than real time, so
 the wall-time delay injected is ``latency / speed`` — a 50 ms send is 50 ms of robot time, as
@@ -32,19 +32,29 @@ physics lock; a scheduler stall of the physics thread shows up there without mov
 
 from __future__ import annotations
 
+import dataclasses
+import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from core.artifacts import JsonFile, PngFigure
-from core.errors import ConfigError, ExecutionError
+from core.errors import ExecutionError
+from hardware.arms.faults import FaultyDriver
 from hardware.arms.protocol import ArmTrajectory, CancelEvent, DriverWrapper, GoalResult, Outcome
-from stages.api import Stage, StageContext, StageResult
+from stages.arms.bench.settings import BenchExecuteSettings
 from stages.arms.execution.executor import SynchronizedExecutor, split_trajectory
 from stages.arms.execution.replay import colliding_states
-from stages.arms.execution.rig import hardware_settings, simulated_robot
+from stages.arms.execution.rig import simulated_robot
+from stages.arms.execution.settings import HardwareSettings
+
+_log = logging.getLogger(__name__)
+
+
+def _no_progress(items, **_):
+    return items
 
 
 class StartOnArrival(DriverWrapper):
@@ -63,61 +73,95 @@ class StartOnArrival(DriverWrapper):
         return result
 
 
-def _median_max(values) -> tuple[float, float]:
+def median_max(values) -> tuple[float, float]:
     v = np.asarray([x for x in values if x is not None and np.isfinite(x)], float)
     return (float(np.median(v)), float(v.max())) if v.size else (float("nan"), float("nan"))
 
 
-class BenchExecute(Stage):
-    """The execution benchmark (see the module docstring); metrics ``bench_execute.*``."""
+@dataclass
+class ExecutionRun:
+    """One run that completed all three ways (a row of runs.json)."""
 
-    outputs = ()
+    run: int
+    seed: int
+    start_skew_s: float = float("nan")
+    colliding_states: int = 0
+    send_latency_s: dict[str, float] = field(default_factory=dict)
+    start_offset_s: float = float("nan")
+    naive_start_skew_s: float = float("nan")
+    naive_colliding_states: int = 0
+    failing_arm: str = ""
+    fail_at_s: float = float("nan")
+    cancel_latency_s: float | None = None
 
-    def __init__(self, hardware: Mapping[str, Any] | None = None, runs: int = 50, speed: float = 3.0,
-                 send_latency_max_s: float = 0.05, cancel_window: tuple[float, float] = (0.3, 0.7),
-                 check_every: int = 1, sequential_check_every: int = 4, bins: int = 25,
-                 start_buffer_s: float | None = None):
-        self.hw = hardware_settings(hardware)
-        if int(runs) < 1:
-            raise ConfigError(f"pipeline.stages.bench_execute.runs must be >= 1, got {runs}")
-        if not float(speed) > 0:
-            raise ConfigError(f"pipeline.stages.bench_execute.speed must be > 0, got {speed}")
-        if not float(send_latency_max_s) >= 0:
-            raise ConfigError("pipeline.stages.bench_execute.send_latency_max_s must be >= 0, "
-                              f"got {send_latency_max_s}")
-        lo, hi = (float(x) for x in cancel_window)
-        if not 0 < lo <= hi < 1:
-            raise ConfigError(f"pipeline.stages.bench_execute.cancel_window must be [lo, hi] with "
-                              f"0 < lo <= hi < 1, got {list(cancel_window)}")
-        self.runs, self.speed = int(runs), float(speed)
-        self.latency_max_s = float(send_latency_max_s)
-        self.cancel_window = (lo, hi)
-        self.check_every = max(1, int(check_every))
-        self.sequential_check_every = max(1, int(sequential_check_every))
-        self.bins = int(bins)
+
+@dataclass(frozen=True)
+class ExecutionFigures:
+    """The benchmark's figures; each field is a metric ``bench_execute.<field>``."""
+
+    runs: int
+    completed_runs: int
+    failed_runs: int
+    start_buffer_s: float
+    speed: float
+    duration_s: float
+    physics_step_s: float
+    send_latency_max_s: float
+    send_latency_median_wall_s: float
+    send_latency_max_wall_s: float
+    start_skew_median_s: float
+    start_skew_max_s: float
+    start_offset_max_s: float
+    naive_start_skew_median_s: float
+    naive_start_skew_max_s: float
+    cancel_latency_median_s: float
+    cancel_latency_max_s: float
+    cancel_latency_under_8ms: bool
+    colliding_states: int
+    checked_states: int
+    naive_colliding_states: int
+    naive_checked_states: int
+    naive_runs_touching: int
+    sequential_colliding_states: int
+    sequential_checked_states: int
+    sequential_duration_s: float
+    bench_wall_s: float
+
+
+@dataclass
+class ExecutionBenchResult:
+    runs: list[ExecutionRun]      # the runs that completed all three ways
+    failures: list[str]           # every run that did not, with its reason
+    figures: ExecutionFigures
+
+
+class ExecutionBenchmark:
+    """The execution benchmark on ``hardware`` (its speed and faults are the benchmark's own)."""
+
+    def __init__(self, settings: BenchExecuteSettings, hardware: HardwareSettings):
+        self.settings, self.hw = settings, hardware
         # lead of the shared stamp (robot clock): at least 3× the largest injected latency
-        self.start_buffer_s = float(start_buffer_s) if start_buffer_s is not None else max(
-            float(self.hw.get("start_buffer_s", 0.1)), 3.0 * self.latency_max_s)
+        self.start_buffer_s = settings.start_buffer_s if settings.start_buffer_s is not None else max(
+            hardware.start_buffer_s, 3.0 * settings.send_latency_max_s)
         self._slowest_send_s = 0.0   # carried across runs, as one long-lived executor would
 
     # ------------------------------------------------------------------ one run
     def _robot(self, world, q0, names, seed: int, naive: bool, fail: dict[str, float] | None = None):
-        from hardware.arms.faults import FaultyDriver
-
-        hw = {**self.hw, "speed": self.speed, "faults": {}}
+        s = self.settings
+        hw = dataclasses.replace(self.hw, speed=s.speed, faults={})
         sim, plain = simulated_robot(world, q0, names, hw, seed)
         step = float(world.model.opt.timestep)
         drivers = {}
         for k, (arm, d) in enumerate(plain.items()):
             inner = StartOnArrival(d, step) if naive else d
-            drivers[arm] = FaultyDriver(inner, send_jitter_s=self.latency_max_s / self.speed,
+            drivers[arm] = FaultyDriver(inner, send_jitter_s=s.send_latency_max_s / s.speed,
                                         fail_at_s=(fail or {}).get(arm), seed=seed * 7 + k)
         return sim, drivers
 
     def _execute(self, world, per_arm, q0, names, seed, naive=False, fail=None):
         sim, drivers = self._robot(world, q0, names, seed, naive, fail)
         executor = SynchronizedExecutor.from_hardware(drivers, self.hw, start_buffer_s=self.start_buffer_s,
-                                                      clock_speed=self.speed)
+                                                      clock_speed=self.settings.speed)
         executor.slowest_send_s = self._slowest_send_s
         with sim:
             report = executor.run(per_arm)
@@ -126,67 +170,70 @@ class BenchExecute(Stage):
         times, qpos = sim.recorded()
         return report, times, qpos
 
-    def _touching(self, world, names, qpos, every: int) -> tuple[int, int]:
+    @staticmethod
+    def _touching(world, names, qpos, every: int) -> tuple[int, int]:
         adr = np.array([i for a in world.robot.arms if set(a.joints) <= set(names) for i in a.qpos_indices])
         joint_names = [j for a in world.robot.arms if set(a.joints) <= set(names) for j in a.joints]
         checked = qpos[::every, adr]
         return int(colliding_states(world, joint_names, checked).sum()), int(len(checked))
 
     # ------------------------------------------------------------------ the benchmark
-    def run(self, ctx: StageContext, world, trajectory) -> StageResult:
+    def run(self, world, trajectory, rng: np.random.Generator, seed: int, progress: Callable = _no_progress,
+            log: logging.Logger = _log) -> ExecutionBenchResult:
+        """``runs`` runs three ways (seeds and failure points from ``rng``), then the sequential
+        baseline (seeded with ``seed``)."""
+        s = self.settings
         names = tuple(trajectory.joint_names)
         arms = {a.name: a.joints for a in world.robot.arms if set(a.joints) <= set(names)}
         if len(arms) < 2:
             raise ExecutionError(f"the execution benchmark needs a trajectory of two or more arms; "
                                  f"it has {sorted(arms)}")
-        if self.hw.get("faults"):
-            ctx.log.warning("hardware.faults is ignored here: the benchmark injects its own latency")
+        if any(self.hw.faults_of(a) for a in self.hw.faults):
+            log.warning("hardware.faults is ignored here: the benchmark injects its own latency")
         per_arm = split_trajectory(trajectory, arms)
         q0 = np.asarray(trajectory.positions[0], float)
         duration = float(trajectory.times[-1])
-        rng = ctx.rng
-        seeds = rng.integers(0, 2**31 - 1, size=self.runs)
-        fail_fraction = rng.uniform(*self.cancel_window, size=self.runs)
+        seeds = rng.integers(0, 2**31 - 1, size=s.runs)
+        fail_fraction = rng.uniform(*s.cancel_window, size=s.runs)
         arm_names = list(arms)
-        records: list[dict[str, Any]] = []
+        records: list[ExecutionRun] = []
         failures: list[str] = []
         totals = {"sync_touching": 0, "sync_checked": 0, "naive_touching": 0, "naive_checked": 0}
         t0 = time.perf_counter()
-        for i in ctx.progress(range(self.runs), total=self.runs, desc="bench_execute"):
-            seed = int(seeds[i])
-            rec: dict[str, Any] = {"run": i, "seed": seed}
-            sync, _, qpos = self._execute(world, per_arm, q0, names, seed)
+        for i in progress(range(s.runs), total=s.runs, desc="bench_execute"):
+            rec = ExecutionRun(run=i, seed=int(seeds[i]))
+            sync, _, qpos = self._execute(world, per_arm, q0, names, rec.seed)
             if not sync.ok:
                 failures.append(f"run {i} synchronized: {sync.failure()}")
-                ctx.log.warning(failures[-1])
+                log.warning(failures[-1])
                 continue
-            touching, checked = self._touching(world, names, qpos, self.check_every)
+            touching, checked = self._touching(world, names, qpos, s.check_every)
             counts = {"sync_touching": touching, "sync_checked": checked}
-            rec.update(start_skew_s=sync.start_skew_s, colliding_states=touching,
-                       send_latency_s={a: r.send_latency_s for a, r in sync.results.items()},
-                       start_offset_s=max(abs(r.started_s - sync.start_stamp) for r in sync.results.values()))
+            rec.start_skew_s, rec.colliding_states = sync.start_skew_s, touching
+            rec.send_latency_s = {a: r.send_latency_s for a, r in sync.results.items()}
+            rec.start_offset_s = max(abs(r.started_s - sync.start_stamp) for r in sync.results.values())
 
-            naive, _, qpos = self._execute(world, per_arm, q0, names, seed, naive=True)
+            naive, _, qpos = self._execute(world, per_arm, q0, names, rec.seed, naive=True)
             if not naive.ok:
                 failures.append(f"run {i} naive: {naive.failure()}")
-                ctx.log.warning(failures[-1])
+                log.warning(failures[-1])
                 continue
-            touching, checked = self._touching(world, names, qpos, self.check_every)
+            touching, checked = self._touching(world, names, qpos, s.check_every)
             counts.update(naive_touching=touching, naive_checked=checked)
-            rec.update(naive_start_skew_s=naive.start_skew_s, naive_colliding_states=touching)
+            rec.naive_start_skew_s, rec.naive_colliding_states = naive.start_skew_s, touching
 
             failing = arm_names[i % len(arm_names)]
             fail_at = float(fail_fraction[i] * duration)
-            cancel, _, _ = self._execute(world, per_arm, q0, names, seed, fail={failing: fail_at})
+            cancel, _, _ = self._execute(world, per_arm, q0, names, rec.seed, fail={failing: fail_at})
             others = [r for a, r in cancel.results.items() if a != failing]
             if cancel.results[failing].outcome != Outcome.FAILED or \
                     any(r.outcome != Outcome.CANCELLED for r in others):
                 failures.append(f"run {i} cancel test: expected {failing} failed and the others "
                                 f"cancelled, got { {a: r.outcome.value for a, r in cancel.results.items()} } "
                                 f"({cancel.failure()})")
-                ctx.log.warning(failures[-1])
+                log.warning(failures[-1])
                 continue
-            rec.update(failing_arm=failing, fail_at_s=fail_at, cancel_latency_s=cancel.cancel_latency_s)
+            rec.failing_arm, rec.fail_at_s, rec.cancel_latency_s = failing, fail_at, cancel.cancel_latency_s
             records.append(rec)
             for key, n in counts.items():   # only runs that completed all three ways count
                 totals[key] += n
@@ -194,41 +241,31 @@ class BenchExecute(Stage):
         if not records:
             raise ExecutionError(f"every benchmark run failed; first: {failures[0]}")
 
-        seq_touching, seq_checked, seq_duration = self._sequential(world, per_arm, q0, names, ctx.seed)
-        skew_med, skew_max = _median_max(r["start_skew_s"] for r in records)
-        naive_med, naive_max = _median_max(r["naive_start_skew_s"] for r in records)
-        cancel_med, cancel_max = _median_max(r["cancel_latency_s"] for r in records)
-        lat_med, lat_max = _median_max(v for r in records for v in r["send_latency_s"].values())
-        metrics = {
-            "runs": self.runs, "completed_runs": len(records), "failed_runs": len(failures),
-            "start_buffer_s": self.start_buffer_s, "speed": self.speed, "duration_s": duration,
-            "physics_step_s": float(world.model.opt.timestep),
-            "send_latency_max_s": self.latency_max_s,
-            "send_latency_median_wall_s": lat_med, "send_latency_max_wall_s": lat_max,
-            "start_skew_median_s": skew_med, "start_skew_max_s": skew_max,
-            "start_offset_max_s": max(r["start_offset_s"] for r in records),
-            "naive_start_skew_median_s": naive_med, "naive_start_skew_max_s": naive_max,
-            "cancel_latency_median_s": cancel_med, "cancel_latency_max_s": cancel_max,
-            "cancel_latency_under_8ms": bool(cancel_max < 0.008),
-            "colliding_states": totals["sync_touching"], "checked_states": totals["sync_checked"],
-            "naive_colliding_states": totals["naive_touching"],
-            "naive_checked_states": totals["naive_checked"],
-            "naive_runs_touching": sum(r["naive_colliding_states"] > 0 for r in records),
-            "sequential_colliding_states": seq_touching, "sequential_checked_states": seq_checked,
-            "sequential_duration_s": seq_duration, "bench_wall_s": wall,
-        }
-        ctx.log.info("start skew median %.4f / max %.4f s (naive %.4f / %.4f s); cancel latency median "
-                     "%.3f / max %.3f ms; colliding states %d (naive %d, sequential %d of %d)",
-                     skew_med, skew_max, naive_med, naive_max, cancel_med * 1e3, cancel_max * 1e3,
-                     totals["sync_touching"], totals["naive_touching"], seq_touching, seq_checked)
-        return StageResult(metrics=metrics, files={
-            "runs.json": JsonFile({"runs": records, "failures": failures}),
-            "histogram.png": PngFigure(self._histogram(records, metrics)),
-        })
+        seq_touching, seq_checked, seq_duration = self.sequential(world, per_arm, q0, names, seed)
+        skew_med, skew_max = median_max(r.start_skew_s for r in records)
+        naive_med, naive_max = median_max(r.naive_start_skew_s for r in records)
+        cancel_med, cancel_max = median_max(r.cancel_latency_s for r in records)
+        lat_med, lat_max = median_max(v for r in records for v in r.send_latency_s.values())
+        figures = ExecutionFigures(
+            runs=s.runs, completed_runs=len(records), failed_runs=len(failures),
+            start_buffer_s=self.start_buffer_s, speed=s.speed, duration_s=duration,
+            physics_step_s=float(world.model.opt.timestep), send_latency_max_s=s.send_latency_max_s,
+            send_latency_median_wall_s=lat_med, send_latency_max_wall_s=lat_max,
+            start_skew_median_s=skew_med, start_skew_max_s=skew_max,
+            start_offset_max_s=max(r.start_offset_s for r in records),
+            naive_start_skew_median_s=naive_med, naive_start_skew_max_s=naive_max,
+            cancel_latency_median_s=cancel_med, cancel_latency_max_s=cancel_max,
+            cancel_latency_under_8ms=bool(cancel_max < 0.008),
+            colliding_states=totals["sync_touching"], checked_states=totals["sync_checked"],
+            naive_colliding_states=totals["naive_touching"], naive_checked_states=totals["naive_checked"],
+            naive_runs_touching=sum(r.naive_colliding_states > 0 for r in records),
+            sequential_colliding_states=seq_touching, sequential_checked_states=seq_checked,
+            sequential_duration_s=seq_duration, bench_wall_s=wall)
+        return ExecutionBenchResult(records, failures, figures)
 
-    def _sequential(self, world, per_arm, q0, names, seed) -> tuple[int, int, float]:
+    def sequential(self, world, per_arm, q0, names, seed) -> tuple[int, int, float]:
         """The old execution layer's way: one arm after the other on one simulation."""
-        hw = {**self.hw, "speed": self.speed, "faults": {}}
+        hw = dataclasses.replace(self.hw, speed=self.settings.speed, faults={})
         sim, drivers = simulated_robot(world, q0, names, hw, seed)
         with sim:
             for arm, tr in per_arm.items():
@@ -237,33 +274,10 @@ class BenchExecute(Stage):
                     raise ExecutionError(f"sequential baseline: {report.failure()}")
             sim.run_until_idle(1.0)
         times, qpos = sim.recorded()
-        touching, checked = self._touching(world, names, qpos, self.sequential_check_every)
+        touching, checked = self._touching(world, names, qpos, self.settings.sequential_check_every)
         return touching, checked, float(times[-1] - times[0]) if len(times) else 0.0
 
-    def _histogram(self, records, m):
-        import matplotlib
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        sync = np.array([r["start_skew_s"] for r in records]) * 1e3
-        naive = np.array([r["naive_start_skew_s"] for r in records]) * 1e3
-        cancel = np.array([r["cancel_latency_s"] for r in records if r["cancel_latency_s"] is not None]) * 1e3
-        fig, (a, b) = plt.subplots(1, 2, figsize=(10, 3.6))
-        top = max(float(naive.max(initial=0.0)), float(sync.max(initial=0.0)), 1.0)
-        edges = np.linspace(0, top * 1.05, self.bins + 1)
-        a.hist(naive, bins=edges, color="tab:red", alpha=0.6, label="naive: start on arrival")
-        a.hist(sync, bins=edges, color="tab:blue", alpha=0.8, label="shared start stamp")
-        a.axvline(2.0, color="k", ls="--", lw=1, label="target 2 ms")
-        a.set_xlabel("start skew between the arms (ms, robot clock)")
-        a.set_ylabel("runs")
-        a.set_title(f"start skew, {len(records)} runs, send latency U(0, {self.latency_max_s * 1e3:g} ms)")
-        a.legend(fontsize=8)
-        b.hist(cancel, bins=self.bins, color="tab:green", alpha=0.8)
-        b.axvline(8.0, color="k", ls="--", lw=1, label="target 8 ms (one 125 Hz period)")
-        b.set_xlabel("cancel latency after a mid-motion failure (ms, wall)")
-        b.set_title(f"median {m['cancel_latency_median_s'] * 1e3:.3f} ms, "
-                    f"max {m['cancel_latency_max_s'] * 1e3:.3f} ms")
-        b.legend(fontsize=8)
-        fig.tight_layout()
-        return fig
+def runs_record(result: ExecutionBenchResult) -> dict[str, Any]:
+    """runs.json: every completed run's figures and every failed run's reason."""
+    return {"runs": [dataclasses.asdict(r) for r in result.runs], "failures": result.failures}

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from stages.arms.execution.replay import colliding_states
+from stages.arms.planning.goals import make_group
+
 
 def motion_validator(world):
     """validate(arms, waypoints): None when every waypoint and edge keeps the robot's clearance."""
-    from stages.arms.planning.goals import make_group
-
     group = make_group(world)
 
     def validate(arms, waypoints):
@@ -33,8 +34,6 @@ def motion_validator(world):
 
 def touching_counter(world):
     """count(arms, positions): states (rows over the arms' joints) where geometry touches."""
-    from stages.arms.execution.replay import colliding_states
-
     def count(arms, positions):
         names = [j for a in arms for j in world.robot.arm(a).joints]
         return int(colliding_states(world, names, positions).sum())

@@ -11,6 +11,20 @@ from stages.arms.execution.bringup_settings import STEP_KEYS, STEP_TITLES
 PASS, FAIL, NOT_RUN = "pass", "fail", "not run"
 
 
+class StepFailed(Exception):
+    """Raised inside a step: ``message`` says why; checks measured so far are kept."""
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+
+def fmt_rad(x: float) -> str:
+    """An angle as a report shows it (small ones in scientific notation)."""
+    x = float(x)
+    return f"{x:.2e} rad" if 0 < abs(x) < 1e-3 else f"{x:.4f} rad"
+
+
 # --------------------------------------------------------------------------- results
 @dataclass(frozen=True)
 class Check:

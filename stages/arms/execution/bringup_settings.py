@@ -1,18 +1,25 @@
 """Bring-up settings: the protocol's steps, each step's pass/fail criteria, and the
-calibration's joint zero offsets the ``joint_zeros`` step checks against (config -> typed, with
-errors naming the key)."""
+calibration's joint zero offsets the ``joint_zeros`` step checks against.
+
+Frozen dataclasses read by :func:`core.settings.from_config`: a wrong key, type or value is a
+:class:`~core.errors.ConfigError` naming the full key (``pipeline.stages.bringup.<key>``, or
+``pipeline.stages.bringup.<step>.<criterion>``) and what is allowed.
+"""
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Mapping, Sequence
+import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from omegaconf import OmegaConf
 
 from core.errors import ConfigError
+from core.settings import from_config, require
+from hardware.robot import REPO_ROOT
 
 STEPS: tuple[tuple[str, str], ...] = (
     ("connection", "connection and state read"),
@@ -25,26 +32,52 @@ STEPS: tuple[tuple[str, str], ...] = (
 STEP_KEYS = tuple(k for k, _ in STEPS)
 STEP_TITLES = dict(STEPS)
 MOVING_STEPS = ("each_arm", "synchronized", "cancel", "full_speed")
+CONFIG_PREFIX = "pipeline.stages.bringup"
 
 
-# --------------------------------------------------------------------------- settings
+def _require_positive(settings: Any, *names: str) -> None:
+    """Every named field of ``settings`` is a finite number > 0."""
+    for name in names:
+        value = getattr(settings, name)
+        require(math.isfinite(value) and value > 0, name, value, "a finite number > 0")
+
+
+def _require_fraction(value: float | None, name: str, nullable: bool) -> None:
+    if value is None and nullable:
+        return
+    require(value is not None and 0 < value <= 1, name, value,
+            "in (0, 1] or null" if nullable else "in (0, 1]")
+
+
+# --------------------------------------------------------------------------- per-step criteria
 @dataclass(frozen=True)
-class ConnectionCriteria:
+class ConnectionSettings:
+    """Step 1: every arm answers a state read in time, within its limits, and the clock runs."""
+
     max_read_s: float = 0.5            # wall time a state read may take
     limit_tolerance_rad: float = 1e-3  # how far outside a joint limit a reading may be
     clock_wait_s: float = 0.05         # wall time over which the clock must advance
     confirm: bool = False              # (read-only step: never needs confirmation)
 
+    def __post_init__(self):
+        _require_positive(self, "max_read_s", "limit_tolerance_rad", "clock_wait_s")
+
 
 @dataclass(frozen=True)
-class JointZeroCriteria:
+class JointZerosSettings:
+    """Step 2: the reading at the known pose against the calibration."""
+
     tolerance_rad: float = 0.01
     samples: int = 10                  # state reads averaged
     confirm: bool = False              # (read-only step: never needs confirmation)
 
+    def __post_init__(self):
+        _require_positive(self, "tolerance_rad")
+        require(self.samples >= 1, "samples", self.samples, "an integer >= 1")
+
 
 @dataclass(frozen=True)
-class MotionCriteria:
+class MotionSettings:
     """Limits of a motion step (each arm alone, synchronized, full speed)."""
 
     speed_fraction: float | None = None   # None: the protocol's speed_fraction
@@ -55,9 +88,24 @@ class MotionCriteria:
     settle_s: float = 0.2                 # wait after the motion before the final error is read
     confirm: bool = False
 
+    def __post_init__(self):
+        _require_fraction(self.speed_fraction, "speed_fraction", nullable=True)
+        _require_positive(self, "max_tracking_error_rad", "max_final_error_rad", "max_send_latency_s",
+                          "max_start_skew_s", "settle_s")
+
 
 @dataclass(frozen=True)
-class CancelCriteria:
+class FullSpeedSettings(MotionSettings):
+    """Step 6: a motion step at the full velocity and acceleration limits (None also means 1.0)."""
+
+    speed_fraction: float | None = 1.0
+    max_tracking_error_rad: float = 0.03
+
+
+@dataclass(frozen=True)
+class CancelSettings:
+    """Step 5: a cancel raised mid-motion stops every arm, which then holds."""
+
     speed_fraction: float | None = None
     at_fraction: float = 0.4              # of the motion's duration, when the cancel is raised
     max_latency_s: float = 0.008          # cancel → last arm commanded to hold (wall)
@@ -69,14 +117,23 @@ class CancelCriteria:
     max_send_latency_s: float = 0.1
     confirm: bool = False
 
+    def __post_init__(self):
+        _require_fraction(self.speed_fraction, "speed_fraction", nullable=True)
+        require(0 < self.at_fraction < 1, "at_fraction", self.at_fraction, "in (0, 1)")
+        _require_positive(self, "max_latency_s", "max_stop_time_s", "stopped_speed_rad_s", "hold_settle_s",
+                          "hold_check_s", "hold_tolerance_rad", "max_send_latency_s")
 
+
+# --------------------------------------------------------------------------- the protocol's settings
 @dataclass(frozen=True)
 class BringUpSettings:
+    """Everything ``pipeline.stages.bringup.*`` sets (the timing keys come from ``hardware``)."""
+
     confirm: bool = False                 # operator confirms every moving step (real drivers)
     speed_fraction: float = 0.2           # of the velocity and acceleration limits, steps 3–5
     amplitude_rad: float = 0.2            # default test motion: this much on every joint
-    deltas_rad: Mapping[str, Sequence[float]] | None = None   # per arm, overrides amplitude_rad
-    known_pose: Mapping[str, Sequence[float]] | None = None   # per arm; None = robot.home
+    deltas_rad: dict[str, tuple[float, ...]] | None = None   # per arm, overrides amplitude_rad
+    known_pose: dict[str, tuple[float, ...]] | None = None   # per arm; None = robot.home
     calibration: Any = None               # {arm: offsets} / {joint_offsets_rad: {...}} / file path
     rate_hz: float = 125.0
     sample_period_s: float = 0.002        # wall period of the state recorder
@@ -84,107 +141,32 @@ class BringUpSettings:
     max_start_lead_s: float = 1.0         # a passed stamp is retried with twice the lead, up to this (wall)
     ack_timeout_s: float = 2.0
     clock_speed: float = 1.0              # driver-clock seconds per wall second (sim speed)
-    config_prefix: str = "pipeline.stages.bringup"   # how the messages name the settings
-    connection: ConnectionCriteria = field(default_factory=ConnectionCriteria)
-    joint_zeros: JointZeroCriteria = field(default_factory=JointZeroCriteria)
-    each_arm: MotionCriteria = field(default_factory=MotionCriteria)
-    synchronized: MotionCriteria = field(default_factory=MotionCriteria)
-    cancel: CancelCriteria = field(default_factory=CancelCriteria)
-    full_speed: MotionCriteria = field(default_factory=lambda: MotionCriteria(
-        speed_fraction=1.0, max_tracking_error_rad=0.03, max_final_error_rad=0.005))
+    connection: ConnectionSettings = field(default_factory=ConnectionSettings)
+    joint_zeros: JointZerosSettings = field(default_factory=JointZerosSettings)
+    each_arm: MotionSettings = field(default_factory=MotionSettings)
+    synchronized: MotionSettings = field(default_factory=MotionSettings)
+    cancel: CancelSettings = field(default_factory=CancelSettings)
+    full_speed: FullSpeedSettings = field(default_factory=FullSpeedSettings)
+
+    def __post_init__(self):
+        _require_fraction(self.speed_fraction, "speed_fraction", nullable=False)
+        _require_positive(self, "amplitude_rad", "rate_hz", "sample_period_s", "start_buffer_s",
+                          "max_start_lead_s", "ack_timeout_s", "clock_speed")
 
     @classmethod
-    def from_config(cls, cfg: Mapping[str, Any] | None, prefix: str = "pipeline.stages.bringup"
-                    ) -> BringUpSettings:
-        """Settings from plain config; a wrong key or value is a ConfigError naming it."""
-        cfg = dict(cfg or {})
-        kwargs: dict[str, Any] = {"config_prefix": prefix}
-        nested = {"connection": ConnectionCriteria, "joint_zeros": JointZeroCriteria,
-                  "each_arm": MotionCriteria, "synchronized": MotionCriteria,
-                  "cancel": CancelCriteria, "full_speed": MotionCriteria}
-        top = [f for f in dataclasses.fields(cls) if f.name not in ("config_prefix",)]
-        allowed = [f.name for f in top]
-        for key, value in cfg.items():
-            if key not in allowed:
-                raise ConfigError(f"{prefix}.{key} is not a bring-up setting; allowed: {allowed}")
-            if key in nested:
-                default = getattr(cls(), key)
-                kwargs[key] = _criteria(nested[key], value, default, f"{prefix}.{key}")
-            elif key in ("deltas_rad", "known_pose"):
-                kwargs[key] = _per_arm(value, f"{prefix}.{key}")
-            elif key == "calibration":
-                kwargs[key] = value
-            elif key == "confirm":
-                kwargs[key] = _bool(value, f"{prefix}.{key}")
-            else:
-                kwargs[key] = _positive(value, f"{prefix}.{key}")
-        settings = cls(**kwargs)
-        if not 0 < settings.speed_fraction <= 1:
-            raise ConfigError(f"{prefix}.speed_fraction must be in (0, 1], got {settings.speed_fraction}")
-        if not 0 < settings.cancel.at_fraction < 1:
-            raise ConfigError(f"{prefix}.cancel.at_fraction must be in (0, 1), "
-                              f"got {settings.cancel.at_fraction}")
-        for key in ("each_arm", "synchronized", "cancel", "full_speed"):
-            f = getattr(settings, key).speed_fraction
-            if f is not None and not 0 < f <= 1:
-                raise ConfigError(f"{prefix}.{key}.speed_fraction must be in (0, 1] or null, got {f}")
-        return settings
+    def from_config(cls, cfg: Mapping[str, Any] | None, prefix: str = CONFIG_PREFIX) -> BringUpSettings:
+        """Settings from plain config; a wrong key, type or value is a ConfigError naming it.
+
+        A step given as null keeps that step's default criteria.
+        """
+        data = {k: v for k, v in dict(cfg or {}).items() if not (k in STEP_KEYS and v is None)}
+        return from_config(cls, data, prefix)
 
     def step_confirmed(self, step: str) -> bool:
         return self.confirm or bool(getattr(self, step).confirm)
 
 
-def _bool(value: Any, key: str) -> bool:
-    if isinstance(value, bool):
-        return value
-    raise ConfigError(f"{key} must be true or false, got {value!r}")
-
-
-def _positive(value: Any, key: str) -> float:
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        raise ConfigError(f"{key} must be a number, got {value!r}") from None
-    if not (np.isfinite(x) and x > 0):
-        raise ConfigError(f"{key} must be a finite number > 0, got {value!r}")
-    return x
-
-
-def _per_arm(value: Any, key: str) -> dict[str, list[float]] | None:
-    if value is None:
-        return None
-    if not isinstance(value, Mapping):
-        raise ConfigError(f"{key} must map arm names to lists of numbers (or be null), got {value!r}")
-    out = {}
-    for arm, v in value.items():
-        try:
-            out[str(arm)] = [float(x) for x in v]
-        except (TypeError, ValueError):
-            raise ConfigError(f"{key}.{arm} must be a list of numbers, got {v!r}") from None
-    return out
-
-
-def _criteria(cls, value: Any, default, key: str):
-    if value is None:
-        return default
-    if not isinstance(value, Mapping):
-        raise ConfigError(f"{key} must be a mapping of criteria, got {value!r}")
-    allowed = [f.name for f in dataclasses.fields(cls)]
-    kw = {}
-    for k, v in value.items():
-        if k not in allowed:
-            raise ConfigError(f"{key}.{k} is not a criterion of this step; allowed: {allowed}")
-        if k == "confirm":
-            kw[k] = _bool(v, f"{key}.{k}")
-        elif k == "samples":
-            kw[k] = max(1, int(_positive(v, f"{key}.{k}")))
-        elif k == "speed_fraction" and v is None:
-            kw[k] = None
-        else:
-            kw[k] = _positive(v, f"{key}.{k}")
-    return dataclasses.replace(default, **kw)
-
-
+# --------------------------------------------------------------------------- the calibration
 def load_joint_offsets(calibration: Any, arms: Mapping[str, int]) -> dict[str, np.ndarray] | None:
     """Joint zero offsets per arm (rad, ``reading − true angle``) from a calibration.
 
@@ -198,13 +180,9 @@ def load_joint_offsets(calibration: Any, arms: Mapping[str, int]) -> dict[str, n
     if isinstance(calibration, str | Path):
         path = Path(calibration)
         if not path.is_absolute() and not path.exists():
-            from hardware.robot import REPO_ROOT
-
             path = REPO_ROOT / path
         if not path.exists():
             raise ConfigError(f"calibration file {str(calibration)!r} does not exist")
-        from omegaconf import OmegaConf
-
         data = OmegaConf.to_container(OmegaConf.load(path))   # YAML (JSON is YAML too)
     if not isinstance(data, Mapping):
         raise ConfigError(f"calibration must be a mapping of joint offsets, got {type(data).__name__}")

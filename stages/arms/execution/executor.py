@@ -22,12 +22,12 @@ import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
 from core.errors import ExecutionError
 from hardware.arms.protocol import ArmDriver, ArmTrajectory, CancelEvent, GoalResult, Outcome
+from stages.arms.execution.settings import HardwareSettings
 
 
 @dataclass
@@ -116,14 +116,12 @@ class SynchronizedExecutor:
         self.slowest_send_s = 0.0
 
     @classmethod
-    def from_hardware(cls, drivers: Mapping[str, ArmDriver], hardware: Mapping[str, Any],
+    def from_hardware(cls, drivers: Mapping[str, ArmDriver], hardware: HardwareSettings,
                       **overrides) -> SynchronizedExecutor:
         """The executor the ``hardware`` settings describe (start_buffer_s, ack_timeout_s, speed,
         max_start_lead_s); ``overrides`` replace any of its keyword arguments."""
-        kwargs = {"start_buffer_s": float(hardware.get("start_buffer_s", 0.1)),
-                  "ack_timeout_s": float(hardware.get("ack_timeout_s", 2.0)),
-                  "clock_speed": float(hardware.get("speed", 1.0)),
-                  "max_start_lead_s": float(hardware.get("max_start_lead_s", 1.0)), **overrides}
+        kwargs = {"start_buffer_s": hardware.start_buffer_s, "ack_timeout_s": hardware.ack_timeout_s,
+                  "clock_speed": hardware.speed, "max_start_lead_s": hardware.max_start_lead_s, **overrides}
         return cls(drivers, **kwargs)
 
     def lead_s(self) -> float:

@@ -1,14 +1,15 @@
-"""Looking back at recorded states: which ones touch, and a video of them."""
+"""Looking back at recorded states: which ones touch, how far they were from the trajectory,
+and a video of them."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from stages.arms.planning.checker import ClearanceChecker
+
 
 def colliding_states(world, joint_names, positions: np.ndarray) -> np.ndarray:
     """Boolean per state: does any pair of geometry that may not touch actually touch?"""
-    from stages.arms.planning.checker import ClearanceChecker
-
     checker = ClearanceChecker.for_world(world, joint_names, 0.0)
     return np.array([not checker.is_valid(q) for q in positions], dtype=bool)
 
@@ -18,7 +19,7 @@ def render_states(model, times: np.ndarray, qpos: np.ndarray, camera: str, fps: 
     """Frames at ``fps`` from recorded full-qpos states (rendered afterwards, not during the run)."""
     import mujoco
 
-    from hardware.render import OffscreenRenderer
+    from hardware.render import OffscreenRenderer  # sets MUJOCO_GL on import: only when rendering
 
     if len(times) == 0:
         return []
@@ -47,3 +48,13 @@ def tracking_error(times: np.ndarray, reference: np.ndarray, start_stamp: float,
     desired = np.stack([np.interp(tau[inside], times, reference[:, j]) for j in range(reference.shape[1])],
                        axis=1)
     return float(np.abs(np.asarray(positions)[inside] - desired).max())
+
+
+def tracking_errors(trajectory, start_stamp, times, positions, names) -> dict[str, float]:
+    """Largest |measured − desired| during the motion, and at the end."""
+    index = {j: i for i, j in enumerate(trajectory.joint_names)}
+    cols = [index[j] for j in names]
+    reference = np.asarray(trajectory.positions)[:, cols]
+    return {"tracking_error_max_rad": tracking_error(np.asarray(trajectory.times), reference, start_stamp,
+                                                     times, positions),
+            "final_error_rad": float(np.abs(positions[-1] - reference[-1]).max())}

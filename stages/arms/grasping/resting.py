@@ -29,8 +29,9 @@ def resting_pose(R_world_obj: np.ndarray, max_tilt_deg: float = 12.0) -> Resting
     sign = int(np.sign(dots[axis])) or 1
     tilt = float(np.degrees(np.arccos(np.clip(abs(dots[axis]), -1, 1))))
     if tilt > max_tilt_deg:
-        raise PerceptionError(f"the peg is tilted {tilt:.1f}° from any face-down pose (limit {max_tilt_deg}°): "
-                              "it cannot be resting on the table; it may be leaning on something")
+        raise PerceptionError(f"the peg is tilted {tilt:.1f}° from any face-down pose "
+                              f"(limit {max_tilt_deg}°): it cannot be resting on the table; "
+                              "it may be leaning on something")
     horizontal = [i for i in range(3) if i != axis][0]
     h = R[:, horizontal]
     yaw = float(np.arctan2(h[1], h[0]))

@@ -14,7 +14,9 @@ from stages.arms.perception.calibration import (
 )
 from stages.arms.perception.camera import CameraModel, ImageEffects, SceneCamera
 from stages.arms.perception.detection import TagDetections, TagDetector
-from stages.arms.perception.extrinsics import ExtrinsicsFit, Observation, fit_extrinsics, observability
+from stages.arms.perception.extrinsics import fit_extrinsics, observability
+from stages.arms.perception.extrinsics_model import Observation
+from stages.arms.perception.extrinsics_result import ExtrinsicsFit
 from stages.arms.perception.intrinsics import (
     IntrinsicsResult,
     calibrate_intrinsics,

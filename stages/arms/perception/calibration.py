@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from core.artifacts import atomic_write_text
 from core.errors import ConfigError
 
 _RESERVED = {"image_width", "image_height", "camera_matrix", "distortion_coefficients",
@@ -101,7 +102,6 @@ class CalibrationFile:
     suffix: str = ".yaml"
 
     def save(self, path: Path) -> None:
-        from core.artifacts import atomic_write_text
 
         atomic_write_text(path, calibration_text(self.calibration))
 

@@ -23,8 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from core.errors import ConfigError
 from core.se3 import invert
+from core.settings import from_config, require
+from stages.arms.perception.calibration import Calibration, load_calibration
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,7 @@ class CameraModel:
     def from_mujoco(cls, model, data, camera: str = "scene_camera",
                     width: int | None = None, height: int | None = None) -> CameraModel:
         """The MJCF camera: pinhole from fovy at its resolution, pose from ``data`` (after mj_forward)."""
-        from hardware.render import camera_intrinsics, camera_pose
+        from hardware.render import camera_intrinsics, camera_pose  # sets MUJOCO_GL on import
 
         intr = camera_intrinsics(model, camera, width, height)
         return cls(intr.width, intr.height, intr.K, np.zeros(5), camera_pose(model, data, camera),
@@ -51,8 +52,6 @@ class CameraModel:
     @classmethod
     def from_calibration(cls, calibration, name: str = "camera") -> CameraModel:
         """From a :class:`stages.arms.perception.calibration.Calibration` (or a path to its file)."""
-        from stages.arms.perception.calibration import Calibration, load_calibration
-
         cal = calibration if isinstance(calibration, Calibration) else load_calibration(calibration)
         return cls(cal.image_size[0], cal.image_size[1], np.asarray(cal.camera_matrix, float),
                    np.asarray(cal.distortion, float).ravel(), np.asarray(cal.T_world_cam, float),
@@ -81,12 +80,10 @@ class CameraModel:
 
 
 # ---------------------------------------------------------------------- image effects
-EFFECT_KEYS = ("noise_std", "blur_sigma_px", "gain", "gamma", "lighting_scale")
-
-
 @dataclass(frozen=True)
 class ImageEffects:
-    """Image degradations; the defaults leave an image unchanged.
+    """Image degradations; the defaults leave an image unchanged. Also the ``image`` settings of
+    the perception stages (``from_config(ImageEffects, cfg, key)``).
 
     ``noise_std``: Gaussian noise per pixel and channel, in 0..255 grey levels.
     ``blur_sigma_px``: Gaussian blur (defocus / motion smear stand-in), pixels.
@@ -101,23 +98,16 @@ class ImageEffects:
     gamma: float = 1.0
     lighting_scale: float = 1.0
 
+    def __post_init__(self):
+        for name in ("noise_std", "blur_sigma_px"):
+            require(getattr(self, name) >= 0, name, getattr(self, name), ">= 0")
+        for name in ("gain", "gamma", "lighting_scale"):
+            require(getattr(self, name) > 0, name, getattr(self, name), "> 0")
+
     @classmethod
-    def from_config(cls, cfg: Mapping[str, Any] | None, where: str = "image") -> ImageEffects:
-        cfg = dict(cfg or {})
-        unknown = sorted(str(k) for k in cfg if k not in EFFECT_KEYS)
-        if unknown:
-            raise ConfigError(f"{where}: unknown key(s) {', '.join(unknown)}; allowed: "
-                              f"{', '.join(EFFECT_KEYS)}")
-        try:
-            values = {k: float(v) for k, v in cfg.items()}
-        except (TypeError, ValueError):
-            raise ConfigError(f"{where}: every value must be a number, got {cfg}") from None
-        eff = cls(**values)
-        if min(eff.noise_std, eff.blur_sigma_px) < 0 or min(eff.gain, eff.gamma,
-                                                              eff.lighting_scale) <= 0:
-            raise ConfigError(f"{where}: noise_std and blur_sigma_px must be >= 0; gain, gamma "
-                              f"and lighting_scale > 0; got {values}")
-        return eff
+    def from_config(cls, cfg: Mapping[str, Any] | ImageEffects | None, where: str = "image") -> ImageEffects:
+        """The effects from a config mapping; a wrong key, type or value names ``where.<key>``."""
+        return from_config(cls, cfg, where)
 
     def apply(self, image: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
         """The degraded copy of an RGB (or grey) uint8 image (noise needs ``rng``)."""
@@ -142,7 +132,7 @@ class SceneCamera:
 
     def __init__(self, model, camera: str = "scene_camera", effects: ImageEffects | None = None,
                  width: int | None = None, height: int | None = None):
-        from hardware.render import OffscreenRenderer, camera_resolution
+        from hardware.render import OffscreenRenderer, camera_resolution  # sets MUJOCO_GL on import
 
         self.model = model
         self.camera = camera

@@ -15,13 +15,15 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Literal, get_args
 
 import numpy as np
 
 from core.errors import ConfigError
-from core.tag_layouts import marker_dictionary
+from core.tag_layouts import TAG_FAMILY_CELLS, marker_dictionary
 
-REFINE_METHODS = ("ecc", "apriltag", "subpix", "contour", "none")
+RefineMethod = Literal["ecc", "apriltag", "subpix", "contour", "none"]
+REFINE_METHODS: tuple[str, ...] = get_args(RefineMethod)
 DEFAULT_DETECTOR_PARAMS = {"adaptiveThreshWinSizeStep": 4}
 """OpenCV's default thresholds windows 3, 13, 23 px; also trying 7, 11, 15, 19 finds more of the
 small (~30 px) tags in noisy, blurred, dim images (20 renders at noise 5, blur 0.7 px, 60 %
@@ -98,8 +100,6 @@ class TagDetector:
         ``blur_px`` image pixels (a Gaussian), and the corners of its black square."""
         import cv2
 
-        from core.tag_layouts import TAG_FAMILY_CELLS
-
         key = (int(tag_id), px, round(blur_px, 3))
         if key not in self._templates:
             cells = TAG_FAMILY_CELLS.get(self.dictionary, 8)
@@ -124,8 +124,6 @@ class TagDetector:
         :data:`ECC_BLURS_PX` in turn and the fit with the highest correlation is kept.
         """
         import cv2
-
-        from core.tag_layouts import TAG_FAMILY_CELLS
 
         cells = TAG_FAMILY_CELLS.get(self.dictionary, 8)
         side = float(np.mean([np.linalg.norm(corners[(k + 1) % 4] - corners[k]) for k in range(4)]))

@@ -19,13 +19,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal, get_args
 
 import numpy as np
 
 from core.errors import ConfigError, PerceptionError
 
-CALIB_FLAGS = ("FIX_K3", "FIX_K2", "ZERO_TANGENT_DIST", "FIX_ASPECT_RATIO", "FIX_PRINCIPAL_POINT",
-               "RATIONAL_MODEL")
+CalibFlag = Literal["FIX_K3", "FIX_K2", "ZERO_TANGENT_DIST", "FIX_ASPECT_RATIO", "FIX_PRINCIPAL_POINT",
+                    "RATIONAL_MODEL"]
+CALIB_FLAGS: tuple[str, ...] = get_args(CalibFlag)
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff")
 
 
@@ -61,6 +63,14 @@ class IntrinsicsResult:
                 "fy_error_px": float(K[1, 1] - K_true[1, 1]),
                 "cx_error_px": float(K[0, 2] - K_true[0, 2]),
                 "cy_error_px": float(K[1, 2] - K_true[1, 2])}
+
+    def metrics(self) -> dict[str, float | int]:
+        """The run's figures: views used and rejected, RMS, the worst view, the camera matrix."""
+        K = self.camera_matrix
+        return {"views_used": len(self.views_used), "views_rejected": len(self.views_rejected),
+                "rms_px": self.rms_px, "per_view_max_px": max(self.per_view_rms_px.values()),
+                "fx_px": float(K[0, 0]), "fy_px": float(K[1, 1]), "cx_px": float(K[0, 2]),
+                "cy_px": float(K[1, 2])}
 
     def summary(self) -> dict:
         return {"camera_matrix": self.camera_matrix.tolist(),
@@ -226,3 +236,31 @@ def render_board_views(model, data, camera, board_body: str, n_views: int,
         data.mocap_pos[mid], data.mocap_quat[mid] = saved
         mujoco.mj_kinematics(model, data)
     return images, poses
+
+
+def simulated_board_views(model, home_qpos, camera, board_body: str, n_views: int,
+                          rng: np.random.Generator, **pose_kw) -> tuple[list[np.ndarray], np.ndarray]:
+    """The robot at ``home_qpos``, ``n_views`` renders of the board by ``camera`` (a
+    :class:`~stages.arms.perception.camera.SceneCamera`), and that camera's true matrix K."""
+    import mujoco
+
+    data = mujoco.MjData(model)
+    data.qpos[:] = home_qpos
+    mujoco.mj_forward(model, data)
+    images, _ = render_board_views(model, data, camera, board_body, n_views, rng, **pose_kw)
+    return images, camera.model_at(data).K
+
+
+def draw_board_detection(image: np.ndarray, board) -> np.ndarray:
+    """A copy of an RGB view with the board's detected markers and ChArUco corners (red) drawn."""
+    import cv2
+
+    grey = cv2.cvtColor(image, cv2.COLOR_RGB2GRAY)
+    cc, ci, mc, mi = cv2.aruco.CharucoDetector(board).detectBoard(grey)
+    bgr = cv2.cvtColor(image, cv2.COLOR_RGB2BGR)
+    if mi is not None:
+        cv2.aruco.drawDetectedMarkers(bgr, mc, mi)
+    if ci is not None:
+        for c in np.asarray(cc).reshape(-1, 2):
+            cv2.circle(bgr, (int(round(c[0])), int(round(c[1]))), 4, (0, 0, 255), 1, cv2.LINE_AA)
+    return cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB)

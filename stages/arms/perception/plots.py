@@ -1,4 +1,4 @@
-"""Figures of the calibration fits."""
+"""Figures of the calibration fits: the extrinsics residuals, the intrinsics per-view errors."""
 
 from __future__ import annotations
 
@@ -27,4 +27,22 @@ def residual_plot(fit):
     a2.set_ylabel("observability (0..1)")
     a2.set_title(f"condition number {fit.condition_number:.0f}")
     a2.legend()
+    return fig
+
+
+def per_view_errors_figure(result):
+    """Per-view RMS reprojection errors of a ChArUco intrinsics calibration (an IntrinsicsResult)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 3))
+    names = list(result.per_view_rms_px)
+    ax.bar(range(len(names)), [result.per_view_rms_px[n] for n in names], color="tab:blue")
+    ax.axhline(result.rms_px, color="k", lw=1, ls="--", label=f"overall RMS {result.rms_px:.3f} px")
+    ax.set_xlabel("view (used)")
+    ax.set_ylabel("RMS reprojection error [px]")
+    ax.set_title(f"ChArUco calibration: {len(names)} views used, {len(result.views_rejected)} rejected")
+    ax.legend()
     return fig

@@ -1,4 +1,5 @@
-"""Simulation helpers for perception runs: drop a free body with real physics, hold the arms.
+"""Simulation helpers for perception runs: drop a free body with real physics, hold the arms,
+hand the physics state from one stage to the next.
 
 ``drop_body`` puts a free body at a start pose *once* (the experiment's initial condition,
 before any physics), releases it with zero velocity and steps ``mj_step`` until it has been at
@@ -11,11 +12,12 @@ at), as the robot would while the camera looks.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from core.errors import ChoreographError, ConfigError
+from core.errors import ChoreographError, ConfigError, ExecutionError
+from stages.arms.perception.scoring import resting_face
 
 
 @dataclass(frozen=True)
@@ -26,6 +28,28 @@ class DropResult:
     start_pose: np.ndarray   # [x, y, z, qw, qx, qy, qz]
     rest_pose: np.ndarray
     T_world_body: np.ndarray  # noqa: N815
+
+
+@dataclass
+class SimState:
+    """A physics state handed from one stage to the next (not a file); ``truth``: what the
+    simulator knows and a perception stage scores against (e.g. ``T_world_peg``)."""
+
+    qpos: np.ndarray
+    qvel: np.ndarray
+    ctrl: np.ndarray
+    time: float
+    truth: dict = field(default_factory=dict)
+
+    def apply(self, model):
+        """A fresh ``MjData`` of ``model`` in this state (after ``mj_forward``)."""
+        import mujoco
+
+        data = mujoco.MjData(model)
+        data.qpos[:], data.qvel[:], data.ctrl[:] = self.qpos, self.qvel, self.ctrl
+        data.time = self.time
+        mujoco.mj_forward(model, data)
+        return data
 
 
 def free_joint_qpos_adr(model, body: str) -> tuple[int, int, int]:
@@ -91,6 +115,27 @@ def drop_body(model, data, body: str, pose, settle_s: float = 0.3, max_s: float 
     mujoco.mj_forward(model, data)
     return DropResult(still >= still_needed, steps * dt, steps, pose,
                       data.qpos[qadr:qadr + 7].copy(), body_pose(data, bid))
+
+
+def drop_peg_from_home(model, home_qpos, peg: str, pose, settle_s: float = 0.3,
+                       max_s: float = 4.0) -> tuple[DropResult, SimState]:
+    """The arms at ``home_qpos``, held there by their actuators; the body ``peg`` dropped from ``pose``.
+
+    Returns the drop and the state it left, whose ``truth`` records where the peg rests
+    (``T_world_peg``, its ``pose``, the ``start_pose``, the ``resting_face``) and whether
+    it ``settled`` within ``max_s`` (``sim_time_s``).
+    """
+    import mujoco
+
+    data = mujoco.MjData(model)
+    data.qpos[:] = home_qpos
+    mujoco.mj_forward(model, data)
+    hold_actuators_at_qpos(model, data)
+    r = drop_body(model, data, peg, pose, settle_s, max_s)
+    truth = {"T_world_peg": r.T_world_body.tolist(), "pose": r.rest_pose.tolist(),
+             "start_pose": r.start_pose.tolist(), "resting_face": resting_face(r.T_world_body[:3, :3]),
+             "settled": r.settled, "sim_time_s": r.sim_time_s}
+    return r, SimState(data.qpos.copy(), data.qvel.copy(), data.ctrl.copy(), float(data.time), truth)
 
 
 # ---------------------------------------------------------------------- arms
@@ -164,8 +209,6 @@ def move_joints(model, data, actuators, start_ctrl, goal_ctrl, duration_s: float
     Returns the number of steps.
     """
     import mujoco
-
-    from core.errors import ExecutionError
 
     actuators = list(actuators)
     a, b = np.asarray(start_ctrl, float), np.asarray(goal_ctrl, float)

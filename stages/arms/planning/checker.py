@@ -44,47 +44,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from hardware.geometry import collision_pairs, geom_name
+from stages.arms.planning.collision_model import (
+    collide_checked_pairs_only,
+    contiguous_runs,
+    copy_model,
+    moved_bodies,
+    refresh_body_margins,
+)
+from stages.arms.planning.held import HeldObject
+
 DISTMAX_M = 1.0  # distances are reported up to this; farther pairs report DISTMAX_M
-
-
-@dataclass(frozen=True)
-class HeldObject:
-    """A free body carried by a gripper: its pose follows ``attach_body`` at a fixed offset.
-
-    ``T_attach_obj`` is the object's pose in the attaching body's frame (4×4), measured
-    at the grasp. The checker moves the object with the arm, so the object is checked
-    against everything but ``allowed_pairs`` (its fingers).
-    """
-
-    body: str
-    attach_body: str
-    T_attach_obj: np.ndarray
-    body_id: int = -1
-    attach_id: int = -1
-    qpos_adr: int = -1
-
-    def bind(self, model) -> HeldObject:
-        import mujoco
-
-        b = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, self.body)
-        a = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, self.attach_body)
-        if b < 0 or a < 0 or model.body_jntnum[b] != 1 or \
-                model.jnt_type[model.body_jntadr[b]] != mujoco.mjtJoint.mjJNT_FREE:
-            raise ValueError(f"held object {self.body!r} must be a free body and {self.attach_body!r} a body")
-        return HeldObject(self.body, self.attach_body, np.asarray(self.T_attach_obj, float), b, a,
-                          int(model.jnt_qposadr[model.body_jntadr[b]]))
-
-    def place(self, model, data) -> None:
-        import mujoco
-
-        T = np.eye(4)
-        T[:3, :3] = data.xmat[self.attach_id].reshape(3, 3)
-        T[:3, 3] = data.xpos[self.attach_id]
-        W = T @ self.T_attach_obj
-        quat = np.empty(4)
-        mujoco.mju_mat2Quat(quat, W[:3, :3].reshape(-1))
-        data.qpos[self.qpos_adr:self.qpos_adr + 3] = W[:3, 3]
-        data.qpos[self.qpos_adr + 3:self.qpos_adr + 7] = quat
 
 
 @dataclass(frozen=True)
@@ -130,7 +100,7 @@ class ClearanceChecker:
             raise ValueError(f"clearance_m must be >= 0, got {clearance_m}")
         self.clearance_m = float(clearance_m)
         self.joint_names = tuple(joint_names)
-        self.model = _copy_model(model)
+        self.model = copy_model(model)
         m = self.model
         self.qpos_adr = np.array(
             [m.jnt_qposadr[mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, j)] for j in joint_names]
@@ -146,7 +116,7 @@ class ClearanceChecker:
         m.geom_margin[:] = 0.0
         m.geom_margin[self.geoms] = self.clearance_m / 2.0
         m.geom_gap[:] = 0.0
-        _refresh_body_margins(m)
+        refresh_body_margins(m)
 
         def geom_id(g) -> int:   # a name, or an id (the collision matrix's pairs: meshes are often unnamed)
             if isinstance(g, int | np.integer):
@@ -158,16 +128,16 @@ class ClearanceChecker:
         self.pairs = self._checked_pairs()
         self._pair_set = {tuple(p) for p in self.pairs.tolist()}
         # collision copy: boxes grown by clearance/2 (see the module docstring)
-        self._collide_model = _copy_model(m)
+        self._collide_model = copy_model(m)
         boxes = self.geoms[m.geom_type[self.geoms] == mujoco.mjtGeom.mjGEOM_BOX]
         self._collide_model.geom_size[boxes] += self.clearance_m / 2.0
-        _collide_checked_pairs_only(self._collide_model, self.pairs, self._moved)
+        collide_checked_pairs_only(self._collide_model, self.pairs, self._moved)
         # per (geom, geom): 0 = not checked, 1 = checked (a contact is a candidate violation)
         self._kind = np.zeros((m.ngeom, m.ngeom), np.int8)
         if len(self.pairs):
             self._kind[self.pairs[:, 0], self.pairs[:, 1]] = 1
             self._kind[self.pairs[:, 1], self.pairs[:, 0]] = 1
-        self._runs = _contiguous_runs(self.qpos_adr)
+        self._runs = contiguous_runs(self.qpos_adr)
         self._full = int(mujoco.mjtWarning.mjWARN_CONTACTFULL)
         self.horizon_m = float(self.clearance_m + 0.05 if horizon_m is None else horizon_m)
         if not self.horizon_m > self.clearance_m:
@@ -189,11 +159,10 @@ class ClearanceChecker:
     def _checked_pairs(self) -> np.ndarray:
         """Every pair of collision geoms that may not touch (hardware.geometry's rule) and that the
         configuration's joints can change (a pair of two geoms no joint here moves is constant)."""
-        from hardware.geometry import collision_pairs
 
         m = self.model
         pairs = collision_pairs(m, self.geoms)
-        moved = self._moved = _moved_bodies(m, self.qpos_adr)
+        moved = self._moved = moved_bodies(m, self.qpos_adr)
         if self.held is not None:
             moved.add(self.held.body_id)
         keep = [tuple(p) for p in pairs.tolist() if frozenset(p) not in self._allowed
@@ -372,9 +341,9 @@ class ClearanceChecker:
             if self._horizon is not None:
                 return self._horizon
             m, h = self.model, self.horizon_m
-            hm = _copy_model(m)
+            hm = copy_model(m)
             hm.geom_margin[self.geoms] = h / 2.0
-            _refresh_body_margins(hm)
+            refresh_body_margins(hm)
             t = m.geom_type
             box = t == mujoco.mjtGeom.mjGEOM_BOX
             exact_kind = np.isin(t, [mujoco.mjtGeom.mjGEOM_PLANE, mujoco.mjtGeom.mjGEOM_SPHERE,
@@ -438,7 +407,6 @@ class ClearanceChecker:
                          for a, b in pairs])
 
     def geom_name(self, g: int) -> str:
-        from hardware.geometry import geom_name
 
         return geom_name(self.model, g)
 
@@ -476,53 +444,3 @@ _NO_PAIRS = np.zeros(0, np.int32)
 _NO_DISTANCES = np.zeros(0)
 _NO_PAIRS.setflags(write=False)
 _NO_DISTANCES.setflags(write=False)
-
-
-def _copy_model(model):
-    import copy
-
-    return copy.deepcopy(model)
-
-
-def _refresh_body_margins(model) -> None:
-    """``body_margin`` (what the broad phase reads) = the largest margin of the body's geoms."""
-    model.body_margin[:] = 0.0
-    np.maximum.at(model.body_margin, model.geom_bodyid, model.geom_margin)
-
-
-def _contiguous_runs(adr: np.ndarray) -> list[tuple[slice, slice]]:
-    """(qpos slice, configuration slice) pairs covering ``adr`` in runs of consecutive addresses."""
-    runs, start = [], 0
-    for i in range(1, len(adr) + 1):
-        if i == len(adr) or adr[i] != adr[i - 1] + 1:
-            runs.append((slice(int(adr[start]), int(adr[i - 1]) + 1), slice(start, i)))
-            start = i
-    return runs
-
-
-def _collide_checked_pairs_only(model, pairs: np.ndarray, moved: set[int]) -> None:
-    """Let MuJoCo's collision pipeline (on the collision copy) produce contacts for checked pairs only.
-
-    A geom in no checked pair takes part in none; of the others, a geom the configuration moves gets
-    ``contype = 1, conaffinity = 3`` and one it does not ``contype = 2, conaffinity = 0``: moving pairs
-    (1 & 3) and moving-still pairs (2 & 3) collide, still pairs (never checked: nothing here moves them
-    apart) are not even tested. Every checked pair has a moving geom, so every candidate still comes."""
-    active = np.unique(pairs) if len(pairs) else np.zeros(0, int)
-    model.geom_contype[:] = 0
-    model.geom_conaffinity[:] = 0
-    moving = np.isin(model.geom_bodyid[active], list(moved))
-    model.geom_contype[active] = np.where(moving, 1, 2)
-    model.geom_conaffinity[active] = np.where(moving, 3, 0)
-
-
-def _moved_bodies(model, qpos_adr) -> set[int]:
-    """Bodies moved by the joints at ``qpos_adr`` (the joints' bodies and everything below them)."""
-    roots = {int(model.jnt_bodyid[j]) for j in range(model.njnt) if model.jnt_qposadr[j] in set(qpos_adr)}
-    moved = set()
-    for b in range(model.nbody):
-        a = b
-        while a != 0 and a not in roots:
-            a = int(model.body_parentid[a])
-        if a in roots:
-            moved.add(b)
-    return moved

@@ -2,48 +2,30 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
 from core.errors import ConfigError, PlanningError
-from stages.arms.planning.group import ArmGroup, PlannerSettings
+from core.settings import from_config
+from stages.arms.planning.group import ArmGroup
+from stages.arms.planning.settings import GoalSettings, PlannerSettings
 
-GOAL_KINDS = ("joints", "poses", "cartesian")
 
-
-def planner_settings(cfg: Mapping[str, Any] | None) -> PlannerSettings:
-    """PlannerSettings from the ``planner`` config group; unknown keys name the allowed ones."""
-    cfg = dict(cfg or {})
-    cfg.pop("seed", None)
-    if cfg.get("backend", "choreograph") == "choreograph" and cfg.get("name") in (None, "rrt_connect"):
-        cfg.pop("name", None)   # the built-in back-end has one planner (name: rrt_connect)
-    allowed = [f.name for f in dataclasses.fields(PlannerSettings)]
-    unknown = sorted(set(cfg) - set(allowed))
-    if unknown:
-        raise ConfigError(f"planner.{unknown[0]} is not a planner setting; allowed: {allowed}")
-    try:
-        return PlannerSettings(**cfg)
-    except PlanningError as exc:
-        raise ConfigError(str(exc)) from exc
+def planner_settings(cfg: Mapping[str, Any] | PlannerSettings | None) -> PlannerSettings:
+    """PlannerSettings from the ``planner`` config group; wrong keys, types and values name the key."""
+    return from_config(PlannerSettings, cfg, "planner")
 
 
 def parse_goal(goal: Mapping[str, Any] | None) -> tuple[str, dict[str, list[float]]]:
-    """Exactly one of goal.joints / goal.poses / goal.cartesian."""
-    goal = dict(goal or {})
-    unknown = sorted(set(goal) - set(GOAL_KINDS))
-    if unknown:
-        raise ConfigError(f"goal.{unknown[0]} is not a goal kind; allowed: {list(GOAL_KINDS)}")
-    given = [k for k in GOAL_KINDS if goal.get(k)]
-    if len(given) != 1:
+    """Exactly one of goal.joints / goal.poses / goal.cartesian: (its kind, its targets per arm)."""
+    settings = from_config(GoalSettings, goal, "goal")
+    if len(settings.given) != 1:
         raise ConfigError(f"exactly one of goal.joints, goal.poses, goal.cartesian must be set; "
-                          f"got {given or 'none'}")
-    kind = given[0]
-    if not isinstance(goal[kind], Mapping):
-        raise ConfigError(f"goal.{kind} must map arm names to lists of numbers")
-    return kind, {str(a): list(v) for a, v in goal[kind].items()}
+                          f"got {settings.given or 'none'}")
+    kind = settings.given[0]
+    return kind, {str(a): list(v) for a, v in getattr(settings, kind).items()}
 
 
 def make_group(world, arms=None, settings: PlannerSettings | None = None, **kw) -> ArmGroup:

@@ -15,53 +15,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from core.errors import ConfigError, PlanningError
+from core.errors import PlanningError
+from stages.arms.planning.cartesian import lockstep_path
 from stages.arms.planning.checker import ClearanceChecker
 from stages.arms.planning.edges import EdgeChecker, joint_radii
 from stages.arms.planning.ik import ArmIK, pose_array
+from stages.arms.planning.ompl_backend import plan_ompl
 from stages.arms.planning.path import JointPath
 from stages.arms.planning.rrt import path_length, rrt_connect, shortcut
-
-
-@dataclass(frozen=True)
-class PlannerSettings:
-    """How the group plans. ``padding_m`` is extra clearance kept while planning so
-    that retiming's small deviation from the straight edges never eats into
-    ``clearance_m`` (every 125 Hz sample is re-checked at ``clearance_m`` anyway)."""
-
-    time_budget_s: float = 20.0
-    max_step_rad: float = 0.5
-    edge_step_m: float | None = None  # geometry motion between edge checks; None = clearance_m
-    padding_m: float = 0.002
-    shortcut_iterations: int = 300
-    shortcut_min_gain_rad: float = 0.01  # shortcuts saving less joint-space length are not checked
-    bubbles: bool = True  # prove edge states valid from the clearance around checked ones (edges.py)
-    ik_solutions: int = 6
-    ik_restarts: int = 40
-    goal_combinations: int = 6  # IK combinations tried for pose goals
-    cartesian_step_m: float = 0.005
-    cartesian_step_rad: float = 0.05
-    escape_radius_rad: float = 0.3
-    backend: str = "choreograph"  # "choreograph" (built-in RRT-Connect) or "ompl"
-    name: str = "rrt_connect"     # choreograph: rrt_connect; ompl: a geometric planner (RRTConnect, ...)
-    range_rad: float | None = None  # OMPL planners' range; None = max_step_rad, 0 = OMPL's default
-
-    def __post_init__(self):
-        if not self.time_budget_s > 0:
-            raise PlanningError("invalid_goal", f"planner.time_budget_s must be > 0, got {self.time_budget_s}")
-        if self.backend not in BACKENDS:
-            raise ConfigError(f"planner.backend={self.backend!r} is not a planner back-end; "
-                              f"allowed: {list(BACKENDS)}")
-        if self.backend == "choreograph" and self.name != "rrt_connect":
-            raise ConfigError(f"planner.name={self.name!r}: the choreograph back-end has one planner, "
-                              "'rrt_connect' (OMPL's planners need planner.backend=ompl, e.g. planner=ompl)")
-        if self.backend == "ompl":
-            from stages.arms.planning.ompl_backend import check_planner_name
-
-            check_planner_name(self.name)
-
-
-BACKENDS = ("choreograph", "ompl")
+from stages.arms.planning.settings import PlannerSettings
 
 
 @dataclass
@@ -261,7 +223,6 @@ class ArmGroup:
         Every step is solved by IK from the previous one and checked; every edge
         between steps is checked at the edge resolution.
         """
-        from stages.arms.planning.cartesian import lockstep_path
 
         t0, checks0 = time.perf_counter(), self._checks()
         start = np.asarray(start, float)
@@ -299,7 +260,6 @@ class ArmGroup:
         t_search = time.perf_counter()
         try:
             if s.backend == "ompl":
-                from stages.arms.planning.ompl_backend import plan_ompl
 
                 raw, _ = plan_ompl(self, start, goal, moving, rng, deadline)
             else:

@@ -29,7 +29,8 @@ def pose_array(pose: Sequence[float], where: str = "pose") -> np.ndarray:
     """Check a 7-vector pose, normalise its quaternion."""
     p = np.asarray(pose, dtype=float)
     if p.shape != (7,) or not np.all(np.isfinite(p)):
-        raise PlanningError("invalid_goal", f"{where} must be 7 finite numbers [x,y,z,qw,qx,qy,qz], got {pose}")
+        raise PlanningError("invalid_goal",
+                            f"{where} must be 7 finite numbers [x,y,z,qw,qx,qy,qz], got {pose}")
     n = np.linalg.norm(p[3:])
     if n < 1e-9:
         raise PlanningError("invalid_goal", f"{where} has a zero quaternion")

@@ -57,7 +57,7 @@ def plan_independent(group: ArmGroup, start: np.ndarray, goal: np.ndarray,
     duration = max(t.duration_s for t in trajs.values())
     times = np.round(np.arange(int(round(duration / dt)) + 1) * dt, 12)
     columns = []
-    for arm, traj in trajs.items():
+    for traj in trajs.values():
         for j in range(traj.positions.shape[1]):
             columns.append(np.interp(times, traj.times, traj.positions[:, j]))
     return IndependentPlan(paths, {a: t.duration_s for a, t in trajs.items()}, group.joint_names,

@@ -21,9 +21,10 @@ from core.se3 import pose7
 from stages.arms.grasping.candidates import top_grasps
 from stages.arms.grasping.resting import resting_pose
 from stages.arms.grasping.select import choose_grasp
-from stages.arms.planning.checker import HeldObject
 from stages.arms.planning.group import ArmGroup
+from stages.arms.planning.held import HeldObject
 from stages.arms.planning.path import JointPath
+from stages.arms.reset.settings import ResetSettings
 from stages.arms.retiming.retime import retime_with_report
 from stages.arms.verification.clearance import check_clearance
 
@@ -51,18 +52,6 @@ class ResetPlan:
     @property
     def duration_s(self) -> float:
         return float(sum(s.trajectory.times[-1] for s in self.segments if s.kind == "move"))
-
-
-@dataclass(frozen=True)
-class ResetSettings:
-    pregrasp_m: float = 0.10
-    lift_m: float = 0.12
-    place_gap_m: float = 0.003     # the peg is released this far above the table
-    retreat_m: float = 0.10
-    max_grasps: int = 6            # grasps tried (least travel first) before giving up
-    velocity_scale: float = 0.5    # of the joint limits, for a careful reset
-    acceleration_scale: float = 0.3
-    push_toward_xy: tuple[float, float] = (0.62, 0.0)   # where a peg that cannot be picked is pushed
 
 
 def _bodies_below(model, body_id: int) -> list[int]:
@@ -126,7 +115,8 @@ class ResetPlanner:
             traj = retime_with_report(path, self.vel, self.acc, 125.0, max_deviation_rad=deviation).trajectory
             report = check_clearance(group.exact_checker, traj)
             if report.violations == 0:
-                return Segment(name, "move", traj, plan_time_s=plan_time, min_clearance_m=report.min_clearance_m)
+                return Segment(name, "move", traj, plan_time_s=plan_time,
+                               min_clearance_m=report.min_clearance_m)
             last = report
         i = last.first_violation()
         raise PlanningError("unreachable", f"segment {name!r}: sample {i} (t={last.times_s[i]:.3f} s) has "

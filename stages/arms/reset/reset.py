@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from core.errors import ChoreographError, ExecutionError, PerceptionError, PlanningError
-from core.se3 import rotation_angle_deg
 from stages.arms.grasping.resting import resting_pose
+from stages.arms.perception.scoring import pose_errors
 
 
 @dataclass
@@ -43,9 +43,10 @@ def run_reset(rig, planner, task, half_extents, surface_z: float, rng: np.random
             truth = rig.true_peg_pose()
             if attempt == 1:
                 out.images["perception.png"] = (image, est)
+                errors = pose_errors(est.T_world_obj, truth)
                 out.metrics.update({
-                    "perception.position_error_m": float(np.linalg.norm(est.T_world_obj[:3, 3] - truth[:3, 3])),
-                    "perception.rotation_error_deg": float(rotation_angle_deg(est.T_world_obj[:3, :3], truth[:3, :3])),
+                    "perception.position_error_m": errors.position_m,
+                    "perception.rotation_error_deg": errors.rotation_deg,
                     "perception.tags_seen": len(est.tag_ids),
                     "perception.reprojection_px": float(est.reprojection_px)})
             qpos = rig.believed_qpos(est.T_world_obj)
@@ -75,7 +76,8 @@ def run_reset(rig, planner, task, half_extents, surface_z: float, rng: np.random
             out.candidates = plan.candidates
             out.metrics.update({"grasp.arm": plan.arm, "grasp.travel_rad": plan.travel_rad,
                                 "grasp.name": plan.grasp_name,
-                                "grasp.candidates": len(plan.candidates["ranked"]) + len(plan.candidates["rejected"]),
+                                "grasp.candidates": (len(plan.candidates["ranked"])
+                                                     + len(plan.candidates["rejected"])),
                                 "grasp.reachable": len(plan.candidates["ranked"]),
                                 "grasp.first_reachable_travel_rad": _first_reachable(plan.candidates),
                                 "plan.segments": len(plan.segments), "plan.duration_s": plan.duration_s,
@@ -98,14 +100,15 @@ def run_reset(rig, planner, task, half_extents, surface_z: float, rng: np.random
             if task.landed(landed.T_world_obj):
                 out.success = True
                 break
-            out.failures.append({"attempt": attempt, "cause": "landing",
-                                 "reason": f"landed {pos_err * 1000:.1f} mm / {ang_err:.1f}° from the start pose"})
+            out.failures.append({"attempt": attempt, "cause": "landing", "reason":
+                                 f"landed {pos_err * 1000:.1f} mm / {ang_err:.1f}° from the start pose"})
         except (PerceptionError, PlanningError, ExecutionError) as exc:
             cause = {PerceptionError: "perception", PlanningError: "planning",
                      ExecutionError: "execution"}[type(exc)]
             if getattr(exc, "candidates", None):
                 out.candidates = exc.candidates
-            out.failures.append({"attempt": attempt, "cause": cause, "reason": f"{type(exc).__name__}: {exc}"})
+            out.failures.append({"attempt": attempt, "cause": cause,
+                                 "reason": f"{type(exc).__name__}: {exc}"})
             if log:
                 log.warning("attempt %d failed (%s): %s", attempt, cause, exc)
             _recover(rig, planner, rng, log)

@@ -11,29 +11,29 @@ import time
 import numpy as np
 
 from core.errors import ExecutionError, PerceptionError
+from hardware.arms.faults import FaultyDriver
+from hardware.arms.mujoco_driver import MujocoArmDriver
+from hardware.arms.mujoco_sim import PhysicsSim
 from stages.arms.execution.executor import SynchronizedExecutor, split_trajectory
+from stages.arms.execution.rig import joint_offsets_rad
+from stages.arms.execution.settings import HardwareSettings
+from stages.arms.perception.camera import CameraModel, SceneCamera
+from stages.arms.perception.peg_pose import PoseEstimator
 
 
 class ResetRig:
-    def __init__(self, world, layout, hardware: dict, camera: str = "scene_camera", effects=None,
+    def __init__(self, world, layout, hardware: HardwareSettings, camera: str = "scene_camera", effects=None,
                  calibration=None, peg_body: str = "peg", seed: int = 0, hold_noslip_iterations: int = 0):
         import mujoco
 
-        from hardware.arms.faults import FaultyDriver
-        from hardware.arms.mujoco_driver import MujocoArmDriver
-        from hardware.arms.mujoco_sim import PhysicsSim
-        from stages.arms.execution.rig import active_faults, joint_offsets_rad
-        from stages.arms.perception.camera import CameraModel, SceneCamera
-        from stages.arms.perception.peg_pose import PoseEstimator
-
         self.world, self.model, self.layout = world, world.model, layout
-        self.speed = float(hardware.get("speed", 1.0))
+        self.speed = hardware.speed
         self.sim = PhysicsSim(world.model, world.home_qpos(), speed=self.speed,
-                              timestep_s=hardware.get("timestep_s"))
+                              timestep_s=hardware.timestep_s)
         self.drivers = {}
         for k, a in enumerate(world.robot.arms):
             driver = MujocoArmDriver(self.sim, a.name, a.joints, joint_offsets_rad(hardware, a))
-            faults = active_faults((hardware.get("faults") or {}).get(a.name))
+            faults = hardware.faults_of(a.name)
             self.drivers[a.name] = FaultyDriver(driver, seed=seed + k, **faults) if faults else driver
         self.executor = SynchronizedExecutor.from_hardware(self.drivers, hardware)
         self.stamp_retries = 0   # start stamps that passed before every arm had its goal, sent again

@@ -22,19 +22,22 @@ def _read(path: Path) -> dict:
 def summarize_runs(sweep_dir: Path) -> dict:
     runs = sorted(p for p in Path(sweep_dir).iterdir() if (p / "metrics.json").exists())
     if not runs:
-        raise ConfigError(f"pipeline.params.sweep_dir={str(sweep_dir)!r} holds no run folders with metrics.json")
-    rows = [(p.name, _read(p / "metrics.json"), _read(p / "status.json"), _read(p / "reset" / "attempts.json"))
-            for p in runs]
+        raise ConfigError(f"pipeline.params.sweep_dir={str(sweep_dir)!r} holds no run folders "
+                          "with metrics.json")
+    rows = [(p.name, _read(p / "metrics.json"), _read(p / "status.json"),
+             _read(p / "reset" / "attempts.json")) for p in runs]
     out: dict = {"runs": len(rows), "success": sum(bool(m.get("reset.success")) for _, m, _, _ in rows)}
     out["success_rate"] = out["success"] / len(rows)
     for key in FIGURES:
-        values = [m[key] for _, m, _, _ in rows if isinstance(m.get(key), (int, float)) and np.isfinite(m[key])]
+        values = [m[key] for _, m, _, _ in rows
+                  if isinstance(m.get(key), (int, float)) and np.isfinite(m[key])]
         if values:
             out[f"{key}.median"], out[f"{key}.max"] = float(np.median(values)), float(np.max(values))
             out[f"{key}.mean"] = float(np.mean(values))
     checks = [m["landing.detector_agrees"] for _, m, _, _ in rows if "landing.detector_agrees" in m]
     out["detector_agrees"], out["detector_checks"] = sum(map(bool, checks)), len(checks)
-    out["false_successes"] = sum(   # the camera said "landed" (within the task's tolerance), the simulator not
+    # the camera said "landed" (within the task's tolerance), the simulator not
+    out["false_successes"] = sum(
         1 for _, m, _, _ in rows if m.get("reset.success") and not m.get("landing.detector_agrees", True))
     out["failed_attempts_by_cause"] = dict(Counter(f["cause"] for *_, att in rows
                                                    for f in att.get("failures", [])))

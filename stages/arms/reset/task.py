@@ -14,16 +14,18 @@ from typing import Any
 
 import numpy as np
 
-from core.errors import ConfigError
-
-TASK_KEYS = ("start_xy", "start_yaw_rad", "tolerance_m", "tolerance_deg", "fixture", "peg",
-             "long_axis", "insert_depth_m", "hole_tolerance_m")
+from core.errors import PlanningError
+from core.settings import from_config, require
+from stages.arms.grasping.resting import resting_pose
 
 
 @dataclass(frozen=True)
 class TaskSpec:
+    """The ``task`` config group: the start pose the reset must reach (``start_xy`` m, required),
+    the landing tolerances, the scene objects involved, and when the peg counts as inserted."""
+
     start_xy: tuple[float, float]
-    start_yaw_rad: float
+    start_yaw_rad: float = 0.0
     tolerance_m: float = 0.005
     tolerance_deg: float = 5.0
     fixture: str = "fixture"
@@ -32,25 +34,17 @@ class TaskSpec:
     insert_depth_m: float = 0.03   # how deep in the hole counts as inserted
     hole_tolerance_m: float = 0.01
 
+    def __post_init__(self):
+        require(self.long_axis in (0, 1, 2), "long_axis", self.long_axis, "0, 1 or 2 (the peg's own x, y, z)")
+
     @classmethod
-    def from_config(cls, cfg: Mapping[str, Any] | None) -> TaskSpec:
-        cfg = dict(cfg or {})
-        unknown = sorted(set(cfg) - set(TASK_KEYS))
-        if unknown:
-            raise ConfigError(f"task.{unknown[0]} is not a task setting; allowed: {list(TASK_KEYS)}")
-        if "start_xy" not in cfg:
-            raise ConfigError("task.start_xy is required: where (x, y in metres) the reset puts the peg")
-        xy = tuple(float(v) for v in cfg.pop("start_xy"))
-        if len(xy) != 2:
-            raise ConfigError(f"task.start_xy must be [x, y], got {list(xy)}")
-        return cls(start_xy=xy, start_yaw_rad=float(cfg.pop("start_yaw_rad", 0.0)), **cfg)
+    def from_config(cls, cfg: Mapping[str, Any] | TaskSpec | None) -> TaskSpec:
+        """The ``task`` group; a missing ``start_xy`` or a wrong key, type or value names ``task.<key>``."""
+        return from_config(cls, cfg, "task")
 
     def placed_pose(self, T_world_peg: np.ndarray, half_extents, surface_z: float) -> np.ndarray:
         """Where to put the peg as it is now held: the same face down (a top grasp cannot turn it
         over), turned about the vertical so its long axis is at ``start_yaw_rad``."""
-        from core.errors import PlanningError
-        from stages.arms.grasping.resting import resting_pose
-
         R = np.asarray(T_world_peg, float)[:3, :3]
         rest = resting_pose(R, max_tilt_deg=90.0)
         if rest.down_axis == self.long_axis:

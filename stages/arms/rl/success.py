@@ -34,4 +34,5 @@ def check_insertion(T_world_peg: np.ndarray, T_world_slot: np.ndarray, slot_size
     # fully down: its lowest point at the slot floor and the whole box below the rim by min_depth
     top = float(np.asarray(T_world_peg)[2, 3] + np.abs(R[2, :]) @ half)
     level = top - lowest <= 2 * np.sort(half)[0] + 0.01   # lying flat, not propped on the rim
-    return InsertionCheck(bool(inside and depth >= min_depth_m and level), depth, (float(along), float(across)), ang)
+    return InsertionCheck(bool(inside and depth >= min_depth_m and level), depth,
+                          (float(along), float(across)), ang)

@@ -69,13 +69,31 @@ class LimitReport:
         return out
 
 
-def _vector(name: str, value: Any, dof: int) -> np.ndarray:
-    arr = np.asarray(value, dtype=float)
-    if arr.ndim == 0:
-        arr = np.full(dof, float(arr))
-    if arr.shape != (dof,) or not np.all(np.isfinite(arr)) or np.any(arr <= 0):
-        raise VerificationError(f"{name} must be {dof} finite values > 0, got {arr.tolist()}")
-    return arr
+@dataclass(frozen=True)
+class JointLimits:
+    """Per-joint limits, checked on construction (VerificationError naming the argument):
+    ``position`` D×2 finite with lower < upper; ``velocity``, ``acceleration`` D finite values > 0
+    (a scalar is every joint's)."""
+
+    position: np.ndarray
+    velocity: np.ndarray
+    acceleration: np.ndarray
+
+    @classmethod
+    def of(cls, dof: int, position, velocity, acceleration) -> JointLimits:
+        plim = np.asarray(position, float)
+        if plim.shape != (dof, 2) or not np.all(np.isfinite(plim)) or np.any(plim[:, 1] <= plim[:, 0]):
+            raise VerificationError(f"position_limits must be {dof}×2 finite (lower < upper), "
+                                    f"got {plim.tolist()}")
+        rates = {}
+        for name, value in (("velocity_limits", velocity), ("acceleration_limits", acceleration)):
+            arr = np.asarray(value, dtype=float)
+            if arr.ndim == 0:
+                arr = np.full(dof, float(arr))
+            if arr.shape != (dof,) or not np.all(np.isfinite(arr)) or np.any(arr <= 0):
+                raise VerificationError(f"{name} must be {dof} finite values > 0, got {arr.tolist()}")
+            rates[name] = arr
+        return cls(plim, rates["velocity_limits"], rates["acceleration_limits"])
 
 
 def _kind_report(ratio, excess, values, tolerance, names) -> tuple[KindReport, np.ndarray]:
@@ -104,12 +122,8 @@ def check_limits(
     if q.ndim != 2 or q.shape[0] == 0 or q.shape[1] != dof or dq.shape != q.shape \
             or ddq.shape != q.shape or times.shape != (q.shape[0],):
         raise VerificationError(f"trajectory arrays must be T×{dof} with T ≥ 1 times")
-    plim = np.asarray(position_limits, float)
-    if plim.shape != (dof, 2) or not np.all(np.isfinite(plim)) or np.any(plim[:, 1] <= plim[:, 0]):
-        raise VerificationError(f"position_limits must be {dof}×2 finite (lower < upper), "
-                                f"got {plim.tolist()}")
-    vlim = _vector("velocity_limits", velocity_limits, dof)
-    alim = _vector("acceleration_limits", acceleration_limits, dof)
+    limits = JointLimits.of(dof, position_limits, velocity_limits, acceleration_limits)
+    plim, vlim, alim = limits.position, limits.velocity, limits.acceleration
     if not (np.isfinite(tolerance) and tolerance >= 0):
         raise VerificationError(f"tolerance must be finite and ≥ 0, got {tolerance}")
 

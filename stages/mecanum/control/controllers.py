@@ -34,11 +34,14 @@ toward the goal is cancelled first, then the rest is sped up.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from stages.mecanum.control.allocator import AccelRequest
+from stages.mecanum.control.settings import SkidaddleSettings
+from stages.mecanum.paths.limits import PathLimits
 
 
 @dataclass(frozen=True, eq=False)
@@ -184,3 +187,36 @@ class Stop:
         a = _clip_norm(-v[:2] / self.tau_s, self.max_accel_in_s2)
         alpha = min(max(-v[2] / self.tau_s, -self.max_accel_rad_s2), self.max_accel_rad_s2)
         return AccelRequest(self.name, np.r_[a, alpha], self.weight, self.priority)
+
+
+@dataclass(frozen=True)
+class ControllerSet:
+    """The five controllers the scheduler picks from each tick."""
+
+    along: AlongPath = field(default_factory=AlongPath)
+    back: BackOntoPath = field(default_factory=BackOntoPath)
+    turn: Heading = field(default_factory=Heading)
+    end: EndCorrection = field(default_factory=EndCorrection)
+    stop: Stop = field(default_factory=Stop)
+
+
+def _controller(cls: type, settings: Any, budget: dict[str, float]) -> Any:
+    given = {k: v for k, v in vars(settings).items() if v is not None}
+    return cls(**{**budget, **given})
+
+
+def controllers_for(settings: SkidaddleSettings, traction_accel_in_s2: float,
+                    limits: PathLimits | None) -> ControllerSet:
+    """The controllers of ``settings``; a budget left out (None) is the path's ``limits``
+    (back onto path: the drivetrain's traction), or the controller's default without limits."""
+    lim = {} if limits is None else {"max_accel_in_s2": limits.max_accel_in_s2}
+    along = {} if limits is None else {"max_brake_in_s2": limits.brake_accel_in_s2}
+    end = {} if limits is None else {"max_speed_in_s": limits.max_speed_in_s}
+    return ControllerSet(
+        along=_controller(AlongPath, settings.along_path, {**lim, **along}),
+        back=_controller(BackOntoPath, settings.back_onto_path,
+                         {"max_accel_in_s2": traction_accel_in_s2}),
+        turn=_controller(Heading, settings.heading_control, {}),
+        end=_controller(EndCorrection, settings.end_correction, {**lim, **end}),
+        stop=_controller(Stop, settings.stop, lim),
+    )

@@ -24,9 +24,10 @@ from hardware.mecanum.kinematics import inverse_kinematics
 from hardware.mecanum.params import DriveParams
 from hardware.mecanum.simulator import DriveState, MecanumSimulator
 from stages.mecanum.control.allocator import Allocator, MotorModel
-from stages.mecanum.control.controllers import Stop, wrap
-from stages.mecanum.control.pidf import Feedforward, PidGains, WheelPIDF
+from stages.mecanum.control.controllers import controllers_for, wrap
+from stages.mecanum.control.pidf import Feedforward, WheelPIDF
 from stages.mecanum.control.scheduler import HeadingFn, Scheduler, Tick
+from stages.mecanum.control.settings import SkidaddleSettings
 from stages.mecanum.paths.precompute import EntrySpeedTable
 
 
@@ -66,14 +67,14 @@ class SkidaddleFollower:
     name = "skidaddle"
 
     def __init__(self, table: EntrySpeedTable | None, drive: DriveParams, heading: HeadingFn,
-                 feedforward: Feedforward, pid: PidGains | None = None, *,
-                 scheduler_kw: dict | None = None, voltage_reserve: float = 0.1,
-                 traction_fraction: float = 0.95, cruise_voltage_fraction: float = 0.9,
+                 feedforward: Feedforward, settings: SkidaddleSettings | None = None, *,
                  dt_s: float = 0.01):
         self.drive, self.dt_s = drive, dt_s
+        self.settings = settings = settings or SkidaddleSettings()
+        alloc = settings.allocator
         self.allocator = Allocator(MotorModel(drive, feedforward), drive.battery_voltage_v,
-                                   voltage_reserve, traction_fraction)
-        cruise_v = self.allocator.v_max * float(cruise_voltage_fraction)
+                                   alloc.voltage_reserve, alloc.traction_fraction)
+        cruise_v = self.allocator.v_max * float(alloc.cruise_voltage_fraction)
         model = self.allocator.model
 
         def speed_cap(direction: np.ndarray, heading: float) -> float:
@@ -81,18 +82,22 @@ class SkidaddleFollower:
             return model.cruise_speed(np.array([c * direction[0] + s * direction[1],
                                                 -s * direction[0] + c * direction[1]]), cruise_v)
 
-        self.scheduler_kw = {"speed_cap": speed_cap, **(scheduler_kw or {})}
+        self._speed_cap = speed_cap
+        # budgets left out come from the first path's limits (tele-op's paths share them)
+        self.controllers = controllers_for(settings, drive.traction_accel_in_s2,
+                                           None if table is None else table.limits)
+        self.stop = self.controllers.stop
         self.scheduler: Scheduler | None = None
-        self.stop = self.scheduler_kw.get("stop") or Stop()
         if table is not None:
             self.set_path(table, heading)
-        self.pidf = WheelPIDF(feedforward, pid or PidGains(), drive.motor_rated_voltage_v)
+        self.pidf = WheelPIDF(feedforward, settings.pidf, drive.motor_rated_voltage_v)
         self.last_allocation = None
 
     def set_path(self, table: EntrySpeedTable, heading: HeadingFn) -> None:
         """Follow a new path from now on (tele-op replaces the path mid-motion); the
         wheels' PIDF state carries over."""
-        self.scheduler = Scheduler(table, heading, **self.scheduler_kw)
+        self.scheduler = Scheduler(table, heading, self.settings.scheduler,
+                                   controllers=self.controllers, speed_cap=self._speed_cap)
 
     def clear_path(self) -> None:
         self.scheduler = None

@@ -37,8 +37,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.errors import ConfigError
+from core.settings import require
 from hardware.mecanum.params import G_IN_S2, DriveParams
+from stages.mecanum.control.settings import FeedforwardGains, PidGains
 
 SIGN_BAND_IN_S = 0.5  # kS fades in linearly over ±this wheel speed (no chatter at rest)
 
@@ -52,9 +53,7 @@ class Feedforward:
     def __post_init__(self) -> None:
         for k in ("kS", "kV", "kA"):
             v = getattr(self, k)
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) \
-                    or v < 0:
-                raise ConfigError(f"feedforward.{k} must be a number ≥ 0; got {v!r}")
+            require(math.isfinite(v) and v >= 0, k, v, "a finite number ≥ 0")
 
     def volts(self, speed_in_s: np.ndarray, accel_in_s2: np.ndarray,
               static: np.ndarray | None = None) -> np.ndarray:
@@ -79,33 +78,14 @@ def model_feedforward(drive: DriveParams) -> Feedforward:
     return Feedforward(ks, kv, ka)
 
 
-def feedforward_from_config(cfg, drive: DriveParams, where: str) -> Feedforward:
-    """``"model"`` (or None) → :func:`model_feedforward`; a mapping → the given gains,
-    with any missing gain taken from the model."""
+def feedforward_for(gains: FeedforwardGains | str | None, drive: DriveParams) -> Feedforward:
+    """``"model"`` (or None) → :func:`model_feedforward`; gains → those, any gain left out
+    (None) taken from the model."""
     model = model_feedforward(drive)
-    if cfg in (None, "model"):
+    if gains is None or gains == "model":
         return model
-    if not isinstance(cfg, dict):
-        raise ConfigError(f"{where} must be 'model' or a mapping of kS, kV, kA; got {cfg!r}")
-    unknown = sorted(set(cfg) - {"kS", "kV", "kA"})
-    if unknown:
-        raise ConfigError(f"{where} has unknown key(s) {unknown}; allowed: ['kS', 'kV', 'kA']")
-    return Feedforward(**{k: float(cfg.get(k, getattr(model, k))) for k in ("kS", "kV", "kA")})
-
-
-@dataclass(frozen=True)
-class PidGains:
-    kP: float = 0.25  # V per in/s
-    kI: float = 0.5  # V per in
-    kD: float = 0.0  # V per in/s²
-    i_limit_v: float = 1.0  # |kI·∫e| ≤ this
-    track_band_in_s: float = 3.0
-
-    def __post_init__(self) -> None:
-        for k, v in vars(self).items():
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) \
-                    or v < 0:
-                raise ConfigError(f"pidf.{k} must be a number ≥ 0; got {v!r}")
+    return Feedforward(*(getattr(model, k) if getattr(gains, k) is None else getattr(gains, k)
+                         for k in ("kS", "kV", "kA")))
 
 
 class WheelPIDF:

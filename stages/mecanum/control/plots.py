@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from hardware.mecanum import drawing
+
 COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
 
 
@@ -33,7 +35,6 @@ def field_figure(path_points: np.ndarray, pose: np.ndarray, speed: np.ndarray, v
     right: a close-up around ``focus`` (the worst deviation)."""
     from matplotlib.collections import LineCollection
 
-    from hardware.mecanum import drawing
 
     plt = _plt()
     panels = 2 if focus is not None else 1
@@ -60,6 +61,22 @@ def field_figure(path_points: np.ndarray, pose: np.ndarray, speed: np.ndarray, v
         else:
             _zoom(ax, focus, zoom_in, f"close-up at the worst deviation ({2 * zoom_in:.0f} in)")
     fig.colorbar(lc, ax=axes[0].tolist(), shrink=0.8, label="speed (in/s)")
+    return fig
+
+
+def teleop_figure(paths: list[np.ndarray], targets: list, pose: np.ndarray, speed: np.ndarray,
+                  vmax: float, title: str = ""):
+    """The tele-op session on the field: the first path, the robot coloured by speed, every
+    Hermite path it was handed (green) and every target (stars)."""
+    first = paths[0] if paths else pose[:2, :2]
+    fig = field_figure(first, pose, speed, vmax, title=title)
+    ax = fig.axes[0]
+    for k, p in enumerate(paths):
+        ax.plot(p[:, 0], p[:, 1], "-", color="#2ca02c", linewidth=0.9, zorder=3,
+                label="Hermite paths" if k == 0 else None)
+    for tgt in targets:
+        ax.plot(tgt[0], tgt[1], "k*", markersize=9, zorder=6)
+    ax.legend(loc="upper left", fontsize=7)
     return fig
 
 
@@ -115,7 +132,6 @@ def graphs_figure(log, deviation: np.ndarray, title: str = ""):
 def compare_figure(path_points: np.ndarray, trajectories: dict[str, np.ndarray],
                    focus: np.ndarray | None = None, zoom_in: float = 16.0, title: str = ""):
     """Every follower's trajectory over the same path; right: a close-up at ``focus``."""
-    from hardware.mecanum import drawing
 
     plt = _plt()
     panels = 2 if focus is not None else 1

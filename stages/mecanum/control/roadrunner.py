@@ -48,42 +48,8 @@ from hardware.mecanum.simulator import DriveState
 from stages.mecanum.control.controllers import wrap
 from stages.mecanum.control.loop import Command
 from stages.mecanum.control.pidf import Feedforward
+from stages.mecanum.control.settings import HEADINGS, RoadRunnerParams
 from stages.mecanum.paths.bezier import BezierChain
-
-HEADINGS = ("tangent", "constant")
-
-
-@dataclass(frozen=True)
-class RoadRunnerParams:
-    max_wheel_vel_in_s: float = 50.0
-    min_profile_accel_in_s2: float = -30.0
-    max_profile_accel_in_s2: float = 50.0
-    max_ang_vel_rad_s: float = math.pi
-    resolution_in: float = 0.25
-    axial_gain: float = 6.0
-    lateral_gain: float = 6.0
-    heading_gain: float = 6.0
-    axial_vel_gain: float = 0.5
-    lateral_vel_gain: float = 0.5
-    heading_vel_gain: float = 0.5
-    end_correction_s: float = 0.0
-    end_tolerance_in: float = 0.2
-
-    def __post_init__(self) -> None:
-        for k, v in vars(self).items():
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-                raise ConfigError(f"follower.{k} must be a finite number; got {v!r}")
-        for k in ("max_wheel_vel_in_s", "max_profile_accel_in_s2", "max_ang_vel_rad_s",
-                  "resolution_in", "end_tolerance_in"):
-            if getattr(self, k) <= 0:
-                raise ConfigError(f"follower.{k} must be > 0; got {getattr(self, k)!r}")
-        if self.min_profile_accel_in_s2 >= 0:
-            raise ConfigError("follower.min_profile_accel_in_s2 must be < 0 (a deceleration); "
-                              f"got {self.min_profile_accel_in_s2!r}")
-        for k in ("axial_gain", "lateral_gain", "heading_gain", "axial_vel_gain",
-                  "lateral_vel_gain", "heading_vel_gain", "end_correction_s"):
-            if getattr(self, k) < 0:
-                raise ConfigError(f"follower.{k} must be ≥ 0; got {getattr(self, k)!r}")
 
 
 class ArcLengthPath:

@@ -33,14 +33,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from stages.mecanum.control.allocator import AccelRequest
-from stages.mecanum.control.controllers import (
-    AlongPath,
-    BackOntoPath,
-    EndCorrection,
-    Guidance,
-    Heading,
-    Stop,
-)
+from stages.mecanum.control.controllers import ControllerSet, Guidance
+from stages.mecanum.control.settings import SchedulerSettings
 from stages.mecanum.paths.precompute import EntrySpeedTable
 
 HeadingFn = Callable[[float], tuple[float, float]]  # s → (heading, d heading / ds)
@@ -71,21 +65,19 @@ def constant_heading(heading_rad: float) -> HeadingFn:
 
 
 class Scheduler:
-    def __init__(self, table: EntrySpeedTable, heading: HeadingFn, *,
-                 along: AlongPath | None = None, back: BackOntoPath | None = None,
-                 turn: Heading | None = None, end: EndCorrection | None = None,
-                 stop: Stop | None = None, lookahead_min_in: float = 1.5,
-                 lookahead_max_in: float = 12.0, lookahead_gain: float = 1.0,
-                 window_in: float = 24.0, end_zone_in: float = 3.0,
-                 end_tolerance_in: float = 0.2, rest_speed_in_s: float = 0.5,
+    def __init__(self, table: EntrySpeedTable, heading: HeadingFn,
+                 settings: SchedulerSettings | None = None, *,
+                 controllers: ControllerSet | None = None,
                  speed_cap: Callable[[np.ndarray, float], float] | None = None):
         self.table, self.heading_fn = table, heading
-        self.along, self.back = along or AlongPath(), back or BackOntoPath()
-        self.turn, self.end = turn or Heading(), end or EndCorrection()
-        self.stop = stop or Stop()
-        self.l_min, self.l_max, self.l_gain = lookahead_min_in, lookahead_max_in, lookahead_gain
-        self.window_in, self.end_zone_in = window_in, end_zone_in
-        self.end_tol, self.rest_speed = end_tolerance_in, rest_speed_in_s
+        s = settings or SchedulerSettings()
+        c = controllers or ControllerSet()
+        self.along, self.back, self.turn, self.end, self.stop = \
+            c.along, c.back, c.turn, c.end, c.stop
+        self.l_min, self.l_max, self.l_gain = s.lookahead_min_in, s.lookahead_max_in, \
+            s.lookahead_gain
+        self.window_in, self.end_zone_in = s.window_in, s.end_zone_in
+        self.end_tol, self.rest_speed = s.end_tolerance_in, s.rest_speed_in_s
         self.speed_cap = speed_cap  # (field direction, heading) → the motors' cruise speed
         self.brake = min(table.limits.brake_accel_in_s2, table.limits.max_accel_in_s2)
         t = table

@@ -1,6 +1,7 @@
 """Tele-op: a scripted gamepad session, each target a Hermite path built on the fly.
 
-The script (``conf/teleop/*.yaml``) is a list of timed events:
+The script (``conf/teleop/*.yaml``, :class:`~stages.mecanum.control.teleop_settings.TeleopSettings`)
+is a list of timed events:
 
 * ``{t_s: 1.0, button: b}``: drive to the preset pose bound to that button;
 * ``{t_s: 2.0, target: [x, y, heading]}``: drive to a pose given directly;
@@ -20,98 +21,21 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
-from core.errors import ConfigError
 from hardware.mecanum.params import DriveParams
 from hardware.mecanum.simulator import MecanumSimulator
 from stages.mecanum.control.factory import build_follower
-from stages.mecanum.control.loop import LoopLog, _record
+from stages.mecanum.control.loop import Command, LoopLog, _record
+from stages.mecanum.control.settings import FollowerSettings
+from stages.mecanum.control.teleop_settings import TeleopRunSettings, TeleopSettings
 from stages.mecanum.paths.bezier import PathError
 from stages.mecanum.paths.flatten import flatten_chain
 from stages.mecanum.paths.hermite import HermitePath, hermite_path
 from stages.mecanum.paths.limits import PathLimits
 from stages.mecanum.paths.precompute import precompute_entry_speeds
-
-
-@dataclass(frozen=True)
-class TeleopScript:
-    name: str
-    start_pose: tuple
-    duration_s: float
-    events: tuple  # (t_s, kind, value, hold_s)
-    buttons: dict = field(default_factory=dict)
-    stick_reach_in: float = 24.0
-    stick_period_s: float = 0.25
-
-    @classmethod
-    def from_config(cls, cfg, where: str = "teleop") -> TeleopScript:
-        if not isinstance(cfg, dict):
-            raise ConfigError(f"{where} must be a mapping (name, start_pose, duration_s, buttons, "
-                              f"events); got {cfg!r}")
-        allowed = {"name", "start_pose", "duration_s", "buttons", "events", "stick_reach_in",
-                   "stick_period_s"}
-        unknown = sorted(set(cfg) - allowed)
-        if unknown:
-            raise ConfigError(f"{where} has unknown key(s) {unknown}; allowed: {sorted(allowed)}")
-        buttons = {}
-        for k, v in (cfg.get("buttons") or {}).items():
-            buttons[str(k)] = _pose(v, f"{where}.buttons.{k}")
-        events = []
-        for i, ev in enumerate(cfg.get("events") or []):
-            w = f"{where}.events[{i}]"
-            if not isinstance(ev, dict) or "t_s" not in ev:
-                raise ConfigError(f"{w} must be a mapping with t_s and one of button, target, "
-                                  f"stick; got {ev!r}")
-            kinds = [k for k in ("button", "target", "stick") if k in ev]
-            extra = sorted(set(ev) - {"t_s", "button", "target", "stick", "hold_s"})
-            if len(kinds) != 1 or extra:
-                raise ConfigError(f"{w} needs exactly one of button, target, stick (and t_s, "
-                                  f"hold_s for a stick); got keys {sorted(ev)}")
-            t = float(ev["t_s"])
-            kind = kinds[0]
-            if kind == "button":
-                if ev["button"] not in buttons:
-                    raise ConfigError(f"{w}.button={ev['button']!r} is not bound; buttons: "
-                                      f"{sorted(buttons)}")
-                events.append((t, "target", buttons[ev["button"]], 0.0))
-            elif kind == "target":
-                events.append((t, "target", _pose(ev["target"], f"{w}.target"), 0.0))
-            else:
-                stick = np.asarray(ev["stick"], dtype=float)
-                if stick.shape != (3,) or np.any(np.abs(stick) > 1) or not np.all(
-                        np.isfinite(stick)):
-                    raise ConfigError(f"{w}.stick must be [x, y, turn] each in [-1, 1]; "
-                                      f"got {ev['stick']!r}")
-                events.append((t, "stick", tuple(stick.tolist()), float(ev.get("hold_s", 0.0))))
-        events.sort(key=lambda e: e[0])
-        dur = float(cfg.get("duration_s", 10.0))
-        if not (math.isfinite(dur) and dur > 0):
-            raise ConfigError(f"{where}.duration_s must be > 0; got {dur!r}")
-        return cls(str(cfg.get("name", "teleop")), _pose(cfg.get("start_pose", [0, 0, 0]),
-                                                         f"{where}.start_pose"),
-                   dur, tuple(events), buttons, float(cfg.get("stick_reach_in", 24.0)),
-                   float(cfg.get("stick_period_s", 0.25)))
-
-    def requests(self) -> list[tuple[float, str, tuple]]:
-        """(time, source, pose-or-stick) of every target request, sticks expanded."""
-        out = []
-        for t, kind, value, hold in self.events:
-            if kind == "target":
-                out.append((t, "target", value))
-            else:
-                n = max(1, int(math.floor(hold / self.stick_period_s + 1e-9)))
-                out.extend((t + k * self.stick_period_s, "stick", value) for k in range(n))
-        return sorted(out, key=lambda e: e[0])
-
-
-def _pose(v, where: str) -> tuple:
-    a = np.asarray(v, dtype=float)
-    if a.shape != (3,) or not np.all(np.isfinite(a)):
-        raise ConfigError(f"{where} must be a pose [x_in, y_in, heading_rad]; got {v!r}")
-    return tuple(a.tolist())
 
 
 @dataclass
@@ -121,6 +45,7 @@ class TeleopResult:
     paths: list  # flattened points of every path followed
     targets: list
     events: list  # what happened at each request
+    limits: PathLimits  # the planning budget every path was precomputed with
 
 
 def hermite_heading(hp: HermitePath, length_in: float):
@@ -130,10 +55,14 @@ def hermite_heading(hp: HermitePath, length_in: float):
     return f
 
 
-def run_teleop(script: TeleopScript, follower_cfg: dict, drive: DriveParams,
-               limits: PathLimits, *, flatness_in: float = 0.05, dt_s: float = 0.01,
-               substeps: int = 10, reach_tolerance_in: float = 0.5) -> TeleopResult:
-    sim = MecanumSimulator(drive, dt_s=dt_s, substeps=substeps, pose=script.start_pose)
+def run_teleop(script: TeleopSettings, follower_settings: FollowerSettings, drive: DriveParams,
+               settings: TeleopRunSettings | None = None, *,
+               reach_tolerance_in: float = 0.5) -> TeleopResult:
+    """Run the scripted session on the simulator (see the module doc)."""
+    settings = settings or TeleopRunSettings()
+    dt_s, flatness_in = settings.dt_s, settings.flatness_in
+    limits = PathLimits.from_drive(drive, settings.accel_fraction, settings.speed_fraction)
+    sim = MecanumSimulator(drive, dt_s=dt_s, substeps=settings.substeps, pose=script.start_pose)
     requests = script.requests()
     follower = None
     log = LoopLog("teleop")
@@ -166,8 +95,9 @@ def run_teleop(script: TeleopScript, follower_cfg: dict, drive: DriveParams,
             flat = flatten_chain(hp.chain, flatness_in)
             table = precompute_entry_speeds(flat, limits, end_speed_in_s=0.0)
             if follower is None:
-                follower = build_follower(follower_cfg, drive=drive, table=table, chain=hp.chain,
-                                          start_heading=float(pose[2]), dt_s=dt_s)
+                follower = build_follower(follower_settings, drive=drive, table=table,
+                                          chain=hp.chain, start_heading=float(pose[2]),
+                                          dt_s=dt_s)
                 follower.reset(state)
             follower.set_path(table, hermite_heading(hp, table.length_in))
             replan_s.append(time.perf_counter() - t0)
@@ -181,7 +111,6 @@ def run_teleop(script: TeleopScript, follower_cfg: dict, drive: DriveParams,
                            "start_speed_in_s": round(float(np.hypot(*vel[:2])), 2)})
         t0 = time.perf_counter()
         if follower is None:
-            from stages.mecanum.control.loop import Command
             cmd = Command(np.zeros(4), np.zeros(4), False, ("stop",), "idle")
         else:
             cmd = follower.command(state)
@@ -217,4 +146,4 @@ def run_teleop(script: TeleopScript, follower_cfg: dict, drive: DriveParams,
         "compute_p99_us": float(np.percentile(log["compute_s"], 99) * 1e6),
         "duration_s": float(log["time_s"][-1]),
     }
-    return TeleopResult(log, metrics, paths, targets, events)
+    return TeleopResult(log, metrics, paths, targets, events, limits)

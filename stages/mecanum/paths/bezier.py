@@ -111,7 +111,7 @@ class CubicBezier:
             breaks += [float(r.real) for r in roots if abs(r.imag) < 1e-12 and 0 < r.real < 1]
         knots = np.unique(breaks)
         edges = np.unique(np.concatenate([np.linspace(lo, hi, pieces + 1)
-                                          for lo, hi in zip(knots[:-1], knots[1:])]))
+                                          for lo, hi in zip(knots[:-1], knots[1:], strict=True)]))
         pieces = len(edges) - 1
         mid, half = (edges[1:] + edges[:-1]) / 2, (edges[1:] - edges[:-1]) / 2
         t = (mid[:, None] + half[:, None] * x[None, :]).ravel()

@@ -1,9 +1,8 @@
-"""Stage adapters for the path pipeline: BuildPath → Precompute → DrawPath.
+"""A made path as later stages read it (:class:`PathBundle`), and helpers over it.
 
-They turn plain config values (the runner converts the config) into the domain
-objects of ``stages.mecanum.paths`` and ``hardware.mecanum``, check them at construction
-(so a bad path or drive key fails before anything runs), and hand back outputs,
-metrics and files. No Hydra here.
+:func:`stages.mecanum.paths.build.build_path` makes one from the ``path`` settings; the
+precompute, the control loop and the drawings read it. ``GifFile`` is the animations'
+artifact.
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from core.errors import ConfigError
+from core.settings import require
 
 
 @dataclass(frozen=True)
@@ -37,14 +37,12 @@ class PathLimits:
     def __post_init__(self) -> None:
         for f in fields(self):
             value = getattr(self, f.name)
-            if not isinstance(value, (int, float)) or math.isnan(value) or value <= 0:
-                raise ConfigError(f"limits.{f.name} must be a positive number; got {value!r}")
-            if math.isinf(value) and f.name in ("max_speed_in_s", "max_accel_in_s2",
-                                                "brake_accel_in_s2"):
-                raise ConfigError(f"limits.{f.name} must be finite; got {value!r}")
-        if self.max_speed_in_s > self.motor_speed_in_s:
-            raise ConfigError(f"limits.max_speed_in_s={self.max_speed_in_s!r} is above the speed "
-                              f"the motors can reach (motor_speed_in_s={self.motor_speed_in_s!r})")
+            finite = f.name in ("max_speed_in_s", "max_accel_in_s2", "brake_accel_in_s2")
+            require(value > 0 and (math.isfinite(value) or not finite), f.name, value,
+                    "a finite number > 0" if finite else "a number > 0 (inf: no limit)")
+        require(self.max_speed_in_s <= self.motor_speed_in_s, "max_speed_in_s",
+                self.max_speed_in_s, f"≤ the speed the motors can reach (motor_speed_in_s="
+                                     f"{self.motor_speed_in_s!r})")
 
     def accel_at(self, speed_in_s: float) -> float:
         """The acceleration budget (circle radius, in/s²) at ``speed_in_s``."""
@@ -77,9 +75,8 @@ class PathLimits:
         ``motor_accel_in_s2`` and ``max_speed_in_s``, e.g. hardware.mecanum DriveParams):
         ``accel_fraction`` of its acceleration (headroom for the controller's
         corrections) and ``speed_fraction`` of its worst-direction free speed."""
-        for name, f in (("accel_fraction", accel_fraction), ("speed_fraction", speed_fraction)):
-            if not (isinstance(f, (int, float)) and 0 < f <= 1):
-                raise ConfigError(f"{name} must be in (0, 1]; got {f!r}")
+        require(0 < accel_fraction <= 1, "accel_fraction", accel_fraction, "in (0, 1]")
+        require(0 < speed_fraction <= 1, "speed_fraction", speed_fraction, "in (0, 1]")
         a = drive.traction_accel_in_s2 * accel_fraction
         return cls(max_speed_in_s=drive.max_speed_in_s * speed_fraction, max_accel_in_s2=a,
                    brake_accel_in_s2=a, motor_accel_in_s2=drive.motor_accel_in_s2 * accel_fraction,

@@ -152,5 +152,5 @@ def test_bad_settings_fail_at_construction_naming_the_key():
         BringUp(speed_frac=0.1)
     with pytest.raises(ConfigError, match=r"cancel\.max_latency.*allowed.*max_latency_s"):
         BringUp(cancel={"max_latency": 0.01})
-    with pytest.raises(ConfigError, match="speed_fraction must be in"):
+    with pytest.raises(ConfigError, match=r"pipeline\.stages\.bringup\.speed_fraction=1\.5: allowed: in"):
         BringUp(speed_fraction=1.5)

@@ -8,7 +8,8 @@ import pytest
 from core.errors import ConfigError, PerceptionError
 from core.se3 import invert, rotation_angle_deg, rotvec_to_matrix
 from core.tag_layouts import plate_layout
-from stages.arms.perception.extrinsics import Observation, fit_extrinsics, observability
+from stages.arms.perception.extrinsics import fit_extrinsics, observability
+from stages.arms.perception.extrinsics_model import Observation, grasp_transform
 from tests.arms.perception.panda_dh import _rz, _t, flange_pose, make_fk
 
 HOME = np.array([0.0, 0.1, 0.0, -2.3, 0.0, 2.4, 0.7854])
@@ -164,8 +165,6 @@ def held_peg(arms, n, rng, offsets, true_grasp, px_noise=0.1, creep=None, spot_s
     ``creep``: rates of (tx, tz, ry) per s, the target creeping in the hand from the first spot."""
     import cv2
 
-    from stages.arms.perception.extrinsics import grasp_transform
-
     fk_hand = make_fk(np.eye(4))
     T_cw = invert(camera_pose())
     obj = PLATE.corners().reshape(-1, 3)
@@ -183,8 +182,6 @@ def held_peg(arms, n, rng, offsets, true_grasp, px_noise=0.1, creep=None, spot_s
 
 
 def test_held_peg_grasp_unknowns_fitted_with_the_offsets(offsets):
-    from stages.arms.perception.extrinsics import grasp_transform
-
     rng = np.random.default_rng(3)
     nominal = T_FLANGE_PLATE
     true = grasp_transform(("tx", "tz", "ry"), [0.004, -0.003, np.radians(2.0)]) @ nominal
@@ -239,8 +236,6 @@ def test_grasp_knots_follow_a_drift_that_is_not_steady(offsets):
     Revisits of the arm's first spot (same joints: only the grasp can change there) anchor a
     piecewise-linear grasp with a knot at each; one steady rate misreads the drift as offsets."""
     import cv2
-
-    from stages.arms.perception.extrinsics import grasp_transform
 
     def drift(t):   # tx, tz, ry in the hand frame
         return [0.3e-3 * np.sin(t / 10) + (0.1e-3 if t > 21 else 0.0), 3e-3 * (1 - np.exp(-t / 15)),

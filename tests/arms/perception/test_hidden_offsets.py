@@ -35,8 +35,9 @@ def test_offsets_shift_physics_but_not_the_reported_angles(world):  # noqa: F811
 
 
 def test_hardware_config_checks_the_offsets_key():
-    assert hardware_settings({"joint_offsets_deg": None})["joint_offsets_deg"] is None
-    hardware_settings({"joint_offsets_deg": {"left": [0.1] * 7}})
+    assert hardware_settings({"joint_offsets_deg": None}).joint_offsets_deg is None
+    given = hardware_settings({"joint_offsets_deg": {"left": [0.1] * 7}})
+    assert given.joint_offsets_deg == {"left": (0.1,) * 7}
     with pytest.raises(ConfigError, match="joint_offsets_deg"):
         hardware_settings({"joint_offsets_deg": {"left": ["a"]}})
     with pytest.raises(ConfigError, match="<= 10 deg"):
@@ -50,10 +51,12 @@ def test_hardware_timestep_is_checked_and_sets_the_physics_step(world):  # noqa:
 
     from hardware.arms.mujoco_sim import PhysicsSim
 
-    assert hardware_settings({"timestep_s": None})["timestep_s"] is None
-    for bad in (0, -0.001, 0.1, "fine"):
+    assert hardware_settings({"timestep_s": None}).timestep_s is None
+    for bad in (0, -0.001, 0.1):
         with pytest.raises(ConfigError, match=r"hardware\.timestep_s.*\(0, 0\.01\]"):
             hardware_settings({"timestep_s": bad})
+    with pytest.raises(ConfigError, match=r"hardware\.timestep_s='fine': expected a number"):
+        hardware_settings({"timestep_s": "fine"})
     model = copy.deepcopy(world.model)
     sim = PhysicsSim(model, world.home_qpos(), timestep_s=0.0005)
     sim.step(10)

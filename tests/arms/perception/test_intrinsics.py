@@ -59,7 +59,7 @@ def test_views_without_the_board_are_rejected_and_too_few_views_fail(views):
 def test_board_config_is_checked():
     with pytest.raises(ConfigError, match="marker_m < square_m"):
         CharucoSpec.from_config({**BOARD, "marker_m": 0.05})
-    with pytest.raises(ConfigError, match="unknown key"):
+    with pytest.raises(ConfigError, match=r"board\.colour: not a .* setting; allowed: \['squares'"):
         CharucoSpec.from_config({**BOARD, "colour": 1})
     with pytest.raises(ConfigError, match="unknown marker dictionary"):
         CharucoSpec.from_config({**BOARD, "dictionary": "DICT_NOPE"}).board()

@@ -100,9 +100,11 @@ def test_intrinsics_only_file_is_refused_for_perception(compose, tmp_path):
 
 
 @pytest.mark.parametrize("override,needle", [
-    ("+pipeline.params.image.noise=3", "unknown key(s) noise"),
-    ("pipeline.stages.perception.detector.refine=magic", "refine='magic'"),
-    ("pipeline.stages.perception.prior=gravity", "prior='gravity'"),
+    ("+pipeline.params.image.noise=3", "pipeline.stages.perception.image.noise: not a"),
+    ("pipeline.stages.perception.detector.refine=magic", "perception.detector.refine='magic'"),
+    ("pipeline.stages.perception.prior=gravity", "perception.prior='gravity'"),
+    ("+pipeline.stages.perception.priors=none", "pipeline.stages.perception.priors: not a"),
+    ("pipeline.params.region.height_m=[0.0,0.1]", "pipeline.stages.drop.region.height_m=[0.0, 0.1]"),
 ])
 def test_bad_perception_config_is_named(compose, tmp_path, override, needle):
     run = tmp_path / "bad"

@@ -81,7 +81,7 @@ def test_layout_checks_sizes():
         peg_layout([0.03, 0.03, 0.14], {**PEG["tags"], "size_m": 0.03})
     with pytest.raises(ConfigError, match="exactly 10"):
         peg_layout([0.04, 0.04, 0.14], {**PEG["tags"], "ids": [1, 2, 3]})
-    with pytest.raises(ConfigError, match="unknown key"):
+    with pytest.raises(ConfigError, match=r"tags\.colour: not a .* setting; allowed: \['dictionary'"):
         peg_layout([0.04, 0.04, 0.14], {**PEG["tags"], "colour": 3})
 
 

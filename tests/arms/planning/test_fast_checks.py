@@ -10,7 +10,8 @@ from omegaconf import OmegaConf
 
 from stages.arms.planning.checker import ClearanceChecker
 from stages.arms.planning.edges import EdgeChecker, joint_radii
-from stages.arms.planning.group import ArmGroup, ArmLimits, PlannerSettings
+from stages.arms.planning.group import ArmGroup, ArmLimits
+from stages.arms.planning.settings import PlannerSettings
 from tests.arms.planning.two_link_arms import two_arm_xml
 from tests.conftest import CONF
 

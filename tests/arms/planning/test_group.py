@@ -2,8 +2,9 @@ import mujoco
 import numpy as np
 import pytest
 
-from core.errors import PlanningError
-from stages.arms.planning.group import ArmGroup, ArmLimits, PlannerSettings
+from core.errors import ConfigError, PlanningError
+from stages.arms.planning.group import ArmGroup, ArmLimits
+from stages.arms.planning.settings import PlannerSettings
 from tests.arms.planning.two_link_arms import two_arm_xml
 
 
@@ -95,6 +96,10 @@ def test_start_touching_is_refused_but_start_within_clearance_escapes(model):
     assert "escape" in " ".join(res.notes)
 
 
-def test_zero_time_budget_is_refused():
-    with pytest.raises(PlanningError, match="time_budget_s"):
+def test_zero_time_budget_is_refused_naming_the_key():
+    from stages.arms.planning.goals import planner_settings
+
+    with pytest.raises(ConfigError, match="time_budget_s"):
         PlannerSettings(time_budget_s=0)
+    with pytest.raises(ConfigError, match=r"planner\.time_budget_s=0\.0: allowed: > 0"):
+        planner_settings({"time_budget_s": 0})

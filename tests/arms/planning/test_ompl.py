@@ -9,7 +9,7 @@ from omegaconf import OmegaConf
 
 from core.errors import ConfigError
 from stages.arms.planning.goals import make_group, planner_settings, start_configuration
-from stages.arms.planning.group import PlannerSettings
+from stages.arms.planning.settings import PlannerSettings
 from tests.conftest import CONF
 
 try:

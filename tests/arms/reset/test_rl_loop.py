@@ -61,6 +61,25 @@ def test_a_policy_must_name_a_class_with_act():
     assert action["place_xy"] == pytest.approx([0.4, -0.08])
 
 
+@pytest.mark.parametrize("params, needle", [
+    ({"episodes": 0}, "pipeline.stages.rl_loop.episodes=0: allowed: >= 1"),
+    ({"policy": {"_target_": "stages.arms.rl.policy.ScriptedInsertion", "noise": 0.1}},
+     "pipeline.stages.rl_loop.policy.noise: not a"),
+    ({"policy": {"_target_": "stages.arms.rl.policy.ScriptedInsertion", "noise_m": -1}},
+     "pipeline.stages.rl_loop.policy.noise_m=-1.0: allowed: >= 0"),
+    ({"policy": {"_target_": "os.system"}}, "rl_loop.policy._target_='os.system' is not allowed"),
+    ({"drop": {"x_range": [0.7, 0.5]}}, "pipeline.stages.rl_loop.drop.x_range"),
+    ({"reset": {"lift": 0.1}}, "pipeline.stages.rl_loop.reset.lift: not a reset setting"),
+])
+def test_a_bad_loop_setting_names_its_full_key(compose, params, needle):
+    from stages.adapters.arms.rl_loop import RLLoop
+
+    cfg = _parts(compose(["pipeline=rl_loop"]))
+    with pytest.raises(ConfigError) as err:
+        RLLoop(cfg["scene"], cfg["task"], cfg["planner"], cfg["hardware"], **params)
+    assert needle in str(err.value)
+
+
 def test_one_episode_of_the_loop_runs_by_itself(compose, tmp_path):
     run = tmp_path / "rl"
     cfg = compose(["pipeline=rl_loop", "seed=2", "hardware.speed=4", "pipeline.stages.rl_loop.episodes=1"],

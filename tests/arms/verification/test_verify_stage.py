@@ -26,7 +26,8 @@ def ctx(tmp_path):
 def straight(world, goal):
     names = tuple(world.robot.joint_names())
     path = JointPath(names, np.stack([world.robot.home(), goal]))
-    traj = retime_with_report(path, world.robot.velocity_limits(), world.robot.acceleration_limits()).trajectory
+    vel, acc = world.robot.velocity_limits(), world.robot.acceleration_limits()
+    traj = retime_with_report(path, vel, acc).trajectory
     return path, traj
 
 

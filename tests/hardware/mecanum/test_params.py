@@ -1,25 +1,46 @@
 import math
+from pathlib import Path
 
 import pytest
+import yaml
+from omegaconf import OmegaConf
 
 from core.errors import ConfigError
+from core.settings import from_config, schema
 from hardware.mecanum.params import DriveParams
 from stages.mecanum.paths.limits import PathLimits
 
 
-def test_unknown_keys_and_bad_values_are_named():
-    with pytest.raises(ConfigError, match=r"unknown key\(s\) \['wheel_diameter_in'\]; allowed: "
-                                          r"\['name', 'mass_kg'"):
-        DriveParams.from_dict({"wheel_diameter_in": 4})
-    with pytest.raises(ConfigError, match="drive.mass_kg must be positive"):
-        DriveParams.from_dict({"mass_kg": -1})
-    with pytest.raises(ConfigError, match="finite number"):
-        DriveParams.from_dict({"gear_ratio": "fast"})
-    with pytest.raises(ConfigError, match="zero_power_behavior"):
-        DriveParams.from_dict({"zero_power_behavior": "coast"})
-    with pytest.raises(ConfigError, match="inside the footprint"):
-        DriveParams.from_dict({"track_width_in": 20})
-    assert DriveParams.from_dict({"rolling_friction_coefficient": 0}).rolling_friction_coefficient == 0
+def drive(data):
+    return from_config(DriveParams, data, "drive")
+
+
+@pytest.mark.parametrize("data, named", [
+    ({"wheel_diameter_in": 4}, ("drive.wheel_diameter_in: not a", "allowed: ['name', 'mass_kg'")),
+    ({"mass_kg": -1}, "drive.mass_kg=-1.0: allowed: a finite number > 0"),
+    ({"gear_ratio": "fast"}, "drive.gear_ratio='fast': expected a number"),
+    ({"zero_power_behavior": "coast"}, "drive.zero_power_behavior='coast': allowed: ['brake', "
+                                       "'float']"),
+    ({"track_width_in": 20}, "drive.track_width_in=20.0: allowed: ≤ width_in (18.0): the wheels "
+                             "sit inside the footprint"),
+    ({"rolling_friction_coefficient": -0.1}, "drive.rolling_friction_coefficient=-0.1"),
+])
+def test_unknown_keys_and_bad_values_are_named(data, named):
+    with pytest.raises(ConfigError) as info:
+        drive(data)
+    for part in (named,) if isinstance(named, str) else named:
+        assert part in str(info.value)
+
+
+def test_the_drive_group_converts():
+    conf = Path(__file__).resolve().parents[3] / "conf" / "drive"
+    for f in conf.glob("*.yaml"):
+        data = yaml.safe_load(f.read_text())
+        assert drive(data) == DriveParams()  # the defaults are this robot's
+        merged = OmegaConf.merge(OmegaConf.structured(schema(DriveParams)), data)
+        assert drive(merged) == DriveParams()
+    assert drive({"rolling_friction_coefficient": 0}).rolling_friction_coefficient == 0
+    assert drive({"mass_kg": 12}).mass_kg == 12.0 and drive(None) == DriveParams()
 
 
 def test_derived_figures_follow_from_the_spec_sheet():

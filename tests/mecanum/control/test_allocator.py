@@ -6,7 +6,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from stages.mecanum.control.allocator import AccelRequest, Allocator, MotorModel
-from stages.mecanum.control.pidf import PidGains, WheelPIDF, model_feedforward
+from stages.mecanum.control.pidf import WheelPIDF, model_feedforward
+from stages.mecanum.control.settings import PidGains
 from tests.mecanum.control.helpers import DRIVE
 
 MODEL = MotorModel(DRIVE, model_feedforward(DRIVE))

@@ -7,16 +7,17 @@ from hardware.mecanum.simulator import MecanumSimulator
 from stages.mecanum.control.factory import build_follower
 from stages.mecanum.control.loop import run_loop
 from stages.mecanum.control.metrics import follow_metrics, polyline_distance, track_progress
+from stages.mecanum.control.settings import FollowerSettings
 from tests.mecanum.control.helpers import DRIVE, table_of
 
 PATH = [[[-40, -20], [-10, -20], [10, 10], [40, 10]]]
-SKIDADDLE = {"kind": "skidaddle", "heading": "constant"}
+SKIDADDLE = FollowerSettings(kind="skidaddle", heading="constant")
 
 
 def follow(segments, pose, velocity=(0, 0, 0), max_time_s=10.0, cfg=SKIDADDLE):
     chain, table = table_of(segments)
     d = table.directions[0]
-    f = build_follower(dict(cfg), drive=DRIVE, table=table, chain=chain,
+    f = build_follower(cfg, drive=DRIVE, table=table, chain=chain,
                        start_heading=math.atan2(d[1], d[0]))
     sim = MecanumSimulator(DRIVE, pose=pose, velocity=velocity)
     log = run_loop(sim, f, max_time_s=max_time_s)

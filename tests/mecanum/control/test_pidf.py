@@ -4,14 +4,10 @@ import numpy as np
 import pytest
 
 from core.errors import ConfigError
+from core.settings import from_config
 from hardware.mecanum.simulator import MecanumSimulator
-from stages.mecanum.control.pidf import (
-    Feedforward,
-    PidGains,
-    WheelPIDF,
-    feedforward_from_config,
-    model_feedforward,
-)
+from stages.mecanum.control.pidf import Feedforward, WheelPIDF, feedforward_for, model_feedforward
+from stages.mecanum.control.settings import FeedforwardGains, PidGains
 from tests.mecanum.control.helpers import DRIVE
 
 
@@ -69,9 +65,12 @@ def test_the_feedback_corrects_what_the_model_misses():
 
 
 def test_feedforward_config_is_checked():
-    assert feedforward_from_config("model", DRIVE, "f") == model_feedforward(DRIVE)
-    assert feedforward_from_config({"kS": 0.5}, DRIVE, "f").kS == 0.5
-    with pytest.raises(ConfigError, match=r"f has unknown key\(s\) \['kX'\]"):
-        feedforward_from_config({"kX": 1}, DRIVE, "f")
+    assert feedforward_for("model", DRIVE) == model_feedforward(DRIVE)
+    assert feedforward_for(None, DRIVE) == model_feedforward(DRIVE)
+    given = feedforward_for(from_config(FeedforwardGains, {"kS": 0.5}, "f"), DRIVE)
+    assert given.kS == 0.5 and given.kV == model_feedforward(DRIVE).kV
+    with pytest.raises(ConfigError, match=r"f.kX: not an? .*; allowed: "
+                                          r"\['kS', 'kV', 'kA'\]"):
+        from_config(FeedforwardGains, {"kX": 1}, "f")
     with pytest.raises(ConfigError, match="kV"):
         Feedforward(0.1, -1.0, 0.0)

@@ -8,12 +8,8 @@ from hardware.mecanum.kinematics import wheel_matrix
 from hardware.mecanum.simulator import MecanumSimulator
 from stages.mecanum.control.loop import run_loop
 from stages.mecanum.control.pidf import model_feedforward
-from stages.mecanum.control.roadrunner import (
-    ArcLengthPath,
-    RoadRunnerFollower,
-    RoadRunnerParams,
-    build_profile,
-)
+from stages.mecanum.control.roadrunner import ArcLengthPath, RoadRunnerFollower, build_profile
+from stages.mecanum.control.settings import RoadRunnerParams
 from stages.mecanum.paths.bezier import BezierChain
 from tests.mecanum.control.helpers import DRIVE, HAIRPIN, STRAIGHT
 

@@ -94,23 +94,28 @@ def test_teleop_replans_mid_motion_and_reaches_its_targets(compose, tmp_path):
 
 
 def test_bad_config_fails_at_construction_naming_the_key():
-    with pytest.raises(ConfigError, match=r"follower.kind='bogus'; allowed: \['skidaddle'"):
+    with pytest.raises(ConfigError, match=r"follower.kind='bogus': allowed: \['skidaddle'"):
         Follow({"kind": "bogus"})
-    with pytest.raises(ConfigError, match=r"unknown key\(s\) \['gain'\]"):
+    with pytest.raises(ConfigError, match=r"follower.gain: not an? .*; allowed: \['kind'"):
         Follow({"kind": "roadrunner", "gain": 3})
-    with pytest.raises(ConfigError, match=r"along_path has unknown key\(s\) \['tau'\]"):
+    with pytest.raises(ConfigError, match=r"follower.along_path.tau: not an? .*allowed: \['tau_s'"):
         Follow({"kind": "skidaddle", "along_path": {"tau": 0.1}})
-    with pytest.raises(ConfigError, match="heading='sideways'"):
+    with pytest.raises(ConfigError, match="follower.heading='sideways'"):
         Follow({"kind": "skidaddle", "heading": "sideways"})
-    with pytest.raises(ConfigError, match=r"pipeline.stages.follow has unknown key\(s\)"):
+    with pytest.raises(ConfigError,
+                       match=r"pipeline.stages.follow.max_time: not an? .*allowed: .*'max_time_s'"):
         Follow({"kind": "skidaddle"}, max_time=3)
+    with pytest.raises(ConfigError, match="pipeline.stages.follow.start_offset: expected 3"):
+        Follow({"kind": "skidaddle"}, start_offset=[0, 1])
     with pytest.raises(ConfigError, match="compare.followers"):
-        FollowCompare({})
+        FollowCompare(followers={})
     with pytest.raises(ConfigError, match="sweep_dir"):
-        SweepSummary(None)
-    with pytest.raises(ConfigError, match=r"teleop.events\[0\].button='z' is not bound"):
+        SweepSummary(sweep_dir=None)
+    with pytest.raises(ConfigError, match=r"teleop.events\[0\].button='z': allowed: a bound"):
         Teleop({"buttons": {"a": [0, 0, 0]}, "events": [{"t_s": 0, "button": "z"}]},
                {"kind": "skidaddle"})
+    with pytest.raises(ConfigError, match="follower.kind=skidaddle"):
+        Teleop({}, {"kind": "roadrunner"})
 
 
 def test_pipeline_configs_compose_with_their_groups(compose):

@@ -52,8 +52,10 @@ def test_small_bench_run_reports_every_key(compose, tmp_path):
 
 
 @pytest.mark.parametrize("bad, match", [
-    ("pipeline.stages.bench_plan.goal_sets.crossing.wrong=1", "not a goal-set key"),
-    ("pipeline.stages.bench_plan.planners.choreograph.backend=moveit", "backend"),
+    ("pipeline.stages.bench_plan.goal_sets.crossing.wrong=1",
+     "pipeline.stages.bench_plan.goal_sets.crossing.wrong: not a goal set setting; allowed: ['poses'"),
+    ("pipeline.stages.bench_plan.planners.choreograph.backend=moveit",
+     "pipeline.stages.bench_plan.planners.choreograph.backend='moveit': allowed: ['choreograph', 'ompl']"),
 ])
 def test_bad_bench_config_fails_before_anything_runs(compose, tmp_path, bad, match):
     out = tmp_path / "run"
