@@ -24,10 +24,12 @@ def test_the_form_fit_grip_seats_and_holds_the_peg_still_over_the_spots(compose,
     assert record.ok, record.error
     m = json.loads((run / "metrics.json").read_text())
     spots = json.loads((run / "extrinsics" / "spots.json").read_text())
-    # each arm's grip seats, at its first pick or (on a slower machine, the wall-paced physics settles the
-    # peg a little differently) at the one more pick a grip that does not seat gets
+    # each arm's grip seats, at its first pick or, within the pipeline's regrasps (2), at a later one: on a
+    # busy machine the wall-paced physics settles the peg differently (the suite beside two busy
+    # processes: the left grip seated at its third pick)
     last = {r["arm"]: r for r in spots["seating"]}
-    assert sorted(last) == ["left", "right"] and len(spots["seating"]) <= 3, spots["seating"]
+    picks = {arm: sum(r["arm"] == arm for r in spots["seating"]) for arm in last}
+    assert sorted(last) == ["left", "right"] and max(picks.values()) <= 3, spots["seating"]
     assert all(r["seated"] and r["opening_after_mm"] < 41.5 for r in last.values()), spots["seating"]
     assert m["extrinsics.unseated_arms"] == 0 and m["extrinsics.revisits"] >= 2
     assert m["extrinsics.spots"] >= 6
@@ -117,8 +119,8 @@ def test_a_dropped_peg_ends_the_arms_spots_and_nothing_is_lost(compose, tmp_path
 
 def test_a_fit_that_does_not_explain_the_spots_fails_typed(compose, tmp_path):
     run = tmp_path / "strict"
-    cfg = compose(["pipeline=calibrate_peg", *FAST, "pipeline.params.grid=[3,3]", "seed=2",
-                   "pipeline.stages.extrinsics.arms=[left]", "pipeline.stages.extrinsics.max_residual_px=0.01"],
+    strict = ["pipeline.stages.extrinsics.arms=[left]", "pipeline.stages.extrinsics.max_residual_px=0.01"]
+    cfg = compose(["pipeline=calibrate_peg", *FAST, "pipeline.params.grid=[3,3]", "seed=2", *strict],
                   run_dir=run)
     record = run_config(cfg, run)
     assert not record.ok and "max_residual_px" in str(record.error), record.error
