@@ -19,6 +19,7 @@ from omegaconf import MISSING
 
 from core.settings import schema
 from hardware.mecanum.params import DriveParams
+from hardware.models.scene import SceneSettings
 from hardware.robot_settings import RobotSettings
 from stages.arms.execution.settings import HardwareSettings
 from stages.arms.planning.settings import GoalSettings, PlannerSettings
@@ -67,7 +68,7 @@ class ChoreographSchema:
     seed: int = 0
     pipeline: PipelineSchema = MISSING
     robot: schema(RobotSettings) = MISSING  # type: ignore[valid-type]
-    scene: dict[str, Any] = field(default_factory=dict)
+    scene: schema(SceneSettings) = field(default_factory=schema(SceneSettings))  # type: ignore[valid-type]
     runner: RunnerSchema = field(default_factory=RunnerSchema)
     paths: PathsSchema = field(default_factory=PathsSchema)
     planner: schema(PlannerSettings) = field(default_factory=schema(PlannerSettings))  # type: ignore[valid-type]

@@ -10,6 +10,7 @@ up to date (atomically) so a failure loses nothing measured so far.
 
 from __future__ import annotations
 
+import inspect
 import logging
 import time
 from collections.abc import Mapping
@@ -132,6 +133,12 @@ def instantiate(node: StageNode) -> Stage:
     except ChoreographError:
         raise
     except TypeError as exc:
+        params = inspect.signature(node.cls).parameters
+        if not any(p.kind is p.VAR_KEYWORD for p in params.values()):
+            unknown = [k for k in node.params if k not in params]
+            if unknown:
+                raise ConfigError(f"pipeline.stages.{node.name}.{unknown[0]}: not a parameter of "
+                                  f"{node.cls.__name__}; allowed: {list(params)}") from None
         raise ConfigError(f"pipeline.stages.{node.name}: {exc}") from exc
 
 

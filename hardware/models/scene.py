@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from core.errors import ConfigError
-from core.settings import from_config, require, setting_names
+from core.settings import from_config, require
 from hardware.joints import held_joints
 from hardware.models.elements import (
     DEFAULT_LIGHTS,
@@ -90,6 +90,7 @@ class Scene:
 class SceneSettings:
     """The scene's own sections (the module docstring); ``None`` for sky, floor or table: none."""
 
+    name: str = "scene"
     skybox: SkyboxSettings | None = field(default_factory=SkyboxSettings)
     floor: FloorSettings | None = field(default_factory=FloorSettings)
     table: TableSettings | None = field(default_factory=TableSettings)
@@ -103,11 +104,8 @@ class SceneSettings:
 
 
 def scene_settings(scene_config: Mapping[str, Any] | SceneSettings | None) -> SceneSettings:
-    """The scene's sections of ``scene_config`` (other top-level keys are left to their readers)."""
-    cfg = plain_config(scene_config)
-    if isinstance(cfg, Mapping):
-        cfg = {k: v for k, v in cfg.items() if k in setting_names(SceneSettings)}
-    return from_config(SceneSettings, cfg, "scene")
+    """The ``scene`` group as :class:`SceneSettings` (a wrong key, type or value names the key)."""
+    return from_config(SceneSettings, plain_config(scene_config), "scene")
 
 
 # ---------------------------------------------------------------------- public API

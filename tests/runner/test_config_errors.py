@@ -18,7 +18,8 @@ from stages.graph import build_graph, instantiate
 CONF = Path(__file__).resolve().parents[2] / "conf"
 PIPELINES = sorted(p.stem for p in (CONF / "pipeline").glob("*.yaml") if p.stem not in ("gather",))
 # the top-level groups and a pipeline that reads each
-GROUPS = {"robot": "scene", "planner": "plan", "retimer": "plan", "hardware": "plan", "drive": "path",
+GROUPS = {"robot": "scene", "scene": "scene", "goal": "plan", "planner": "plan", "retimer": "plan",
+          "hardware": "plan", "drive": "path",
           "path": "path", "follower": "follow", "teleop": "teleop"}
 WRONG_VALUES = ("abc", "[1,x]", "{a: 1}")
 SETTINGS = settings(max_examples=15, deadline=None, derandomize=True, phases=[Phase.generate],
@@ -92,6 +93,7 @@ def test_a_group_key_that_does_not_exist_is_named(compose, group, key):
 def test_a_group_number_given_a_wrong_type_is_named(compose, group, value, data):
     cfg = OmegaConf.to_container(compose([f"pipeline={GROUPS[group]}"]), resolve=True)
     leaves = _number_leaves(cfg[group], group)
+    assume(leaves)
     leaf = data.draw(st.sampled_from(leaves))
     error = error_of(compose, [f"pipeline={GROUPS[group]}", f"{leaf}={value}"])
     assert error is not None, f"{leaf}={value} was accepted"
