@@ -104,14 +104,16 @@ def _convert(tp: Any, value: Any, key: str) -> Any:
         if value is None and type(None) in args:
             return None
         options = [a for a in args if a is not type(None)]
-        errors = []
+        errors = {}
         for option in options:
             try:
                 return _convert(option, value, key)
             except ConfigError as exc:
-                errors.append(str(exc))
-        raise ConfigError(errors[0] if len(errors) == 1 else
-                          f"{key}={value!r}: expected one of {[_name(a) for a in args]}")
+                errors[option] = str(exc)
+        fitting = [e for o, e in errors.items() if _shape_fits(o, value)]   # a mapping: its dataclass's error
+        if len(errors) == 1 or len(fitting) == 1:
+            raise ConfigError(fitting[0] if len(fitting) == 1 else next(iter(errors.values())))
+        raise ConfigError(f"{key}={value!r}: expected one of {[_name(a) for a in args]}")
     if origin is Literal:
         if value not in args:
             raise ConfigError(f"{key}={value!r}: allowed: {list(args)}")
@@ -138,6 +140,16 @@ def _convert(tp: Any, value: Any, key: str) -> Any:
         kt, vt = args or (Any, Any)
         return {_convert(kt, k, key): _convert(vt, v, f"{key}.{k}") for k, v in value.items()}
     return _scalar(tp, value, key)
+
+
+def _shape_fits(tp: Any, value: Any) -> bool:
+    """Whether ``value`` has the shape of ``tp`` (a mapping for a dataclass or dict, a list for a list)."""
+    origin = typing.get_origin(tp)
+    if isinstance(value, Mapping):
+        return dataclasses.is_dataclass(tp) or origin in (dict, Mapping)
+    if isinstance(value, list | tuple):
+        return origin in (tuple, list, Sequence)
+    return not (dataclasses.is_dataclass(tp) or origin in (dict, Mapping, tuple, list, Sequence))
 
 
 def _scalar(tp: Any, value: Any, key: str) -> Any:

@@ -80,3 +80,22 @@ def test_a_schema_instance_pickles_for_the_sweep_launchers():
     made = schema(RigSettings)(speed=3.0)
     back = pickle.loads(pickle.dumps(made))
     assert back == made and type(back).__name__ == "RigSettings"
+
+
+@dataclass(frozen=True)
+class GainSettings:
+    kS: float = 0.0
+
+
+@dataclass(frozen=True)
+class LoopSettings:
+    feedforward: GainSettings | Literal["model"] = "model"
+
+
+def test_a_mapping_for_a_dataclass_or_a_choice_reports_the_dataclass_error():
+    assert from_config(LoopSettings, {"feedforward": {"kS": 1}}, "f").feedforward == GainSettings(1.0)
+    assert from_config(LoopSettings, {"feedforward": "model"}, "f").feedforward == "model"
+    with pytest.raises(ConfigError, match=r"f\.feedforward\.kV: not a gain setting; allowed: \['kS'\]"):
+        from_config(LoopSettings, {"feedforward": {"kV": 1}}, "f")
+    with pytest.raises(ConfigError, match=r"f\.feedforward='modle': allowed: \['model'\]"):
+        from_config(LoopSettings, {"feedforward": "modle"}, "f")
