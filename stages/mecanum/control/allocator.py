@@ -223,7 +223,7 @@ class Allocator:
         return fills.tolist(), stopped, why if stopped else ""
 
 
-FILL_ROUNDS = 20
+FILL_ROUNDS = 100   # a held request and a growing one can hand a limit back and forth ~20 times
 HELD_TOL = 1e-9
 
 
@@ -246,7 +246,7 @@ ROWS = tuple(f"{kind} {wheel}" for kind in ("voltage", "traction")
 
 def _ratio(c: np.ndarray, d: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[float, int]:
     """Largest t ≥ 0 with lo ≤ c + t d ≤ hi (inf if none binds), and the binding row."""
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):   # the unused branches of where
         t = np.where(d > 0, (hi - c) / d, np.where(d < 0, (lo - c) / d, np.inf))
     t = np.maximum(t, 0.0)
     k = int(np.argmin(t))
