@@ -39,3 +39,7 @@ class PerceptionError(ChoreographError):
 
 class ExecutionError(ChoreographError):
     """An arm failed, was rejected, timed out or was cancelled during execution."""
+
+
+class SweepError(ChoreographError):
+    """A sweep's jobs failed or were lost, or a sweep folder does not hold what was asked."""

@@ -9,6 +9,7 @@ import logging
 import os
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import hydra
@@ -24,6 +25,9 @@ from stages.graph import RunRecord, build_graph, run_graph, write_run_files
 
 register()
 log = logging.getLogger("choreograph")
+# conf/hydra/launcher/{ray,submitit_local}.yaml shadow the plugins' configs of the same name with the
+# same keys (and choreograph's launcher classes); Hydra 1.3 merges them and warns on every compose.
+warnings.filterwarnings("ignore", message=r"\s*'hydra/launcher/\w+' is validated against ConfigStore schema")
 
 
 def run_config(cfg: DictConfig, run_dir: Path) -> RunRecord:

@@ -84,6 +84,7 @@ class ChoreographSchema:
     teleop: Optional[schema(TeleopSettings)] = None  # type: ignore[valid-type]  # noqa: UP045 (OmegaConf)
     task: Any = None
     bench: Any = None
+    sweep_dir: Optional[str] = None  # noqa: UP045 (OmegaConf)  # a multirun folder, for pipeline=gather
 
 
 def register() -> None:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import signal
+from pathlib import Path
 from typing import Any
 
 from core.artifacts import JsonFile
@@ -45,3 +48,21 @@ class Fail(Stage):
     def run(self, ctx: StageContext, **_: Any) -> StageResult:
         ctx.metrics["measured_before_failing"] = 1.0
         raise ChoreographError(self.message)
+
+
+class KillOnce(Stage):
+    """Ends its own process at once (SIGKILL, nothing recorded) if the file ``token`` exists,
+    removing it first: a job lost mid-sweep, as the OOM killer or a pre-empted node ends one, once.
+    The sweep tests use it (``token: /tmp/x/kill-${seed}``)."""
+
+    outputs = ()
+
+    def __init__(self, token: str):
+        self.token = token
+
+    def run(self, ctx: StageContext, **_: Any) -> StageResult:
+        token = Path(self.token)
+        if token.exists():
+            token.unlink()
+            os.kill(os.getpid(), signal.SIGKILL)
+        return StageResult()

@@ -166,6 +166,19 @@ def write_run_files(run_dir: Path, metrics: Mapping[str, Any], failed: str | Non
     })
 
 
+def record_lost_run(run_dir: Path, error: str) -> bool:
+    """A run whose process ended before the runner could record it (killed, crashed): status.json
+    says so, metrics.json as far as it got is kept. A run the runner did record is left as it is.
+    Returns whether anything was written."""
+    run_dir = Path(run_dir)
+    if (run_dir / "status.json").exists():
+        return False
+    run_dir.mkdir(parents=True, exist_ok=True)
+    atomic_write_json(run_dir / "status.json", {"status": "failed", "failed_stage": None,
+                                                "error": error, "seconds": None})
+    return True
+
+
 def run_graph(graph: StageGraph, run_dir: Path, seed: int) -> RunRecord:
     """Run every stage in order in ``run_dir``; a stage's failure is recorded, not raised.
 

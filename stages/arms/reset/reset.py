@@ -114,7 +114,8 @@ def run_reset(rig, planner, task, half_extents, surface_z: float, rng: np.random
             _recover(rig, planner, rng, log)
     out.time_s = time.perf_counter() - t0
     out.metrics.update({"reset.success": out.success, "reset.attempts": out.attempts,
-                        "reset.time_s": out.time_s})
+                        "reset.time_s": out.time_s,
+                        "reset.failure_causes": ",".join(f["cause"] for f in out.failures)})
     return out
 
 

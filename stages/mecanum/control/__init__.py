@@ -18,7 +18,7 @@
     sweep.py        a follower sweep's runs gathered into one table
     plots.py        the figures
 
-The stage adapters (Follow, FollowCompare, Teleop, SweepSummary) live in ``stages.adapters.mecanum``.
+The stage adapters (Follow, FollowCompare, Teleop) live in ``stages.adapters.mecanum``.
 """
 
 from stages.mecanum.control.allocator import AccelRequest, Allocation, Allocator, MotorModel

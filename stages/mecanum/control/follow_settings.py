@@ -78,14 +78,3 @@ class CompareSettings(SimSettings):
     def named_followers(self) -> dict[str, FollowerSettings]:
         """Each follower named by its key (the table's rows, the metrics' prefix)."""
         return {k: dataclasses.replace(f, name=k) for k, f in self.followers.items()}
-
-
-@dataclass(frozen=True)
-class SweepSettings:
-    """``pipeline.stages.sweep_summary``: the multirun folder (``pipeline.params.sweep_dir``)."""
-
-    sweep_dir: str | None = None
-
-    def __post_init__(self) -> None:
-        require(bool(self.sweep_dir), "sweep_dir", self.sweep_dir,
-                "a multirun folder: pipeline.params.sweep_dir=runs/follow/multirun/<stamp>")

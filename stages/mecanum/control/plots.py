@@ -153,26 +153,3 @@ def compare_figure(path_points: np.ndarray, trajectories: dict[str, np.ndarray],
         ax.legend(loc="upper left", fontsize=7)
     fig.tight_layout()
     return fig
-
-
-def sweep_figure(rows: list[dict], metrics=("max_deviation_in", "time_to_stop_s",
-                                            "end_error_in", "peak_traction_fraction")):
-    """Grouped bars: one panel per metric, paths on the x axis, one bar per follower."""
-    plt = _plt()
-    paths = sorted({r["path"] for r in rows})
-    followers = sorted({r["follower"] for r in rows})
-    fig, axes = plt.subplots(len(metrics), 1, figsize=(9, 2.6 * len(metrics)), squeeze=False)
-    width = 0.8 / max(len(followers), 1)
-    for ax, metric in zip(axes[:, 0], metrics, strict=True):
-        for k, f in enumerate(followers):
-            vals = [next((r.get(metric, np.nan) for r in rows
-                          if r["path"] == p and r["follower"] == f), np.nan) for p in paths]
-            ax.bar(np.arange(len(paths)) + (k - (len(followers) - 1) / 2) * width,
-                   np.asarray(vals, dtype=float), width, label=f, color=COLORS[k % len(COLORS)])
-        ax.set_xticks(range(len(paths)))
-        ax.set_xticklabels(paths, fontsize=8)
-        ax.set_ylabel(metric, fontsize=8)
-        ax.grid(alpha=0.3, axis="y")
-    axes[0, 0].legend(fontsize=8)
-    fig.tight_layout()
-    return fig

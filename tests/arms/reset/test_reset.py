@@ -124,31 +124,36 @@ def test_a_peg_standing_on_its_end_is_pushed_over_then_reset(compose):
     assert outcome.success, outcome.failures
 
 
-def test_the_reset_summary_gathers_a_sweep(tmp_path):
-    from core.errors import ConfigError
-    from stages.adapters.arms.reset_summary import ResetSummary
-    from stages.arms.reset.summary import summarize_runs
+def test_the_reset_summary_config_gathers_a_sweep(compose, tmp_path):
+    from stages.graph import build_graph, run_graph
 
-    def run(name, ok, pos, attempts, failures):
-        d = tmp_path / name
-        (d / "reset").mkdir(parents=True)
+    def run(n, ok, pos, attempts, causes):
+        d = tmp_path / "sweep" / str(n)
+        (d / ".hydra").mkdir(parents=True)
+        (d / ".hydra" / "overrides.yaml").write_text(f"- pipeline=reset\n- seed={n}\n")
         (d / "metrics.json").write_text(json.dumps({
-            "reset.success": ok, "reset.attempts": attempts, "landing.true_position_error_m": pos,
-            "landing.true_rotation_error_deg": 0.1, "landing.detector_agrees": True}))
+            "reset.success": ok, "reset.attempts": attempts, "reset.time_s": 5.0 + n,
+            "landing.true_position_error_m": pos, "landing.true_rotation_error_deg": 0.1,
+            "perception.position_error_m": 0.001, "perception.rotation_error_deg": 0.1,
+            "grasp.travel_rad": 2.0, "grasp.first_reachable_travel_rad": 3.0,
+            "landing.detector_agrees": True, "reset.failure_causes": causes}))
         (d / "status.json").write_text(json.dumps({"status": "ok" if ok else "failed",
-                                                   "error": "" if ok else "ExecutionError: reset failed"}))
-        (d / "reset" / "attempts.json").write_text(json.dumps({"failures": failures}))
+                                                   "error": None if ok else "ExecutionError: reset failed"}))
 
-    run("0", True, 0.001, 1, [])
-    run("1", True, 0.003, 2, [{"cause": "standing"}])
-    run("2", False, 0.02, 3, [{"cause": "planning"}] * 3)
-    s = summarize_runs(tmp_path)
-    assert (s["runs"], s["success"]) == (3, 2)
-    assert s["reset.attempts.median"] == 2 and s["landing.true_position_error_m.max"] == 0.02
-    assert s["failed_attempts_by_cause"] == {"standing": 1, "planning": 3}
-    assert [r["run"] for r in s["failed_runs"]] == ["2"] and s["false_successes"] == 0
-    with pytest.raises(ConfigError, match="sweep_dir"):
-        ResetSummary(None)
+    run(0, True, 0.001, 1, "")
+    run(1, True, 0.003, 2, "standing")
+    run(2, False, 0.02, 3, "planning,planning,planning")
+    cfg = compose(["pipeline=reset_summary", f"sweep_dir={tmp_path / 'sweep'}"])
+    stages = OmegaConf.to_container(cfg.pipeline.stages, resolve=True)
+    record = run_graph(build_graph(stages), tmp_path / "out", seed=0)
+    assert record.ok, record.error
+    m = record.metrics
+    assert (m["gather.reset.success.sum"], m["gather.reset.success.count"]) == (2, 3)
+    assert m["gather.reset.attempts.mean"] == 2 and m["gather.landing.true_position_error_m.max"] == 0.02
+    assert m["gather.landing.detector_agrees.sum"] == 3
+    md = (tmp_path / "out" / "gather" / "summary.md").read_text()
+    assert "| reset.failure_causes.tally | planning: 3, standing: 1 |" in md
+    assert "- job 2 (pipeline=reset seed=2): failed — ExecutionError: reset failed" in md
 
 
 def test_noslip_runs_only_while_a_hand_holds_the_peg_lifted(compose):

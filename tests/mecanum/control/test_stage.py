@@ -8,9 +8,7 @@ from core.errors import ConfigError
 from stages.__main__ import run_config
 from stages.adapters.mecanum.follow import Follow
 from stages.adapters.mecanum.follow_compare import FollowCompare
-from stages.adapters.mecanum.sweep_summary import SweepSummary
 from stages.adapters.mecanum.teleop import Teleop
-from stages.graph import build_graph, run_graph
 from tests.conftest import run_cli
 
 NAMED = ["hairpin", "sharp_corner", "s_curve", "straight", "figure_eight"]
@@ -60,26 +58,25 @@ def test_the_comparison_table_matches_individual_runs(compose, tmp_path):
             assert f"{one[f'follow.{key}']:.2f}" in row or str(one[f"follow.{key}"]) in row
 
 
-def test_the_sweep_gatherer_on_a_small_real_sweep(tmp_path):
+def test_the_follower_sweep_gathered_by_the_sweep_summary_config(tmp_path):
     sweep = tmp_path / "sweep"
     out = run_cli("-m", "pipeline=follow", "path=straight", "follower=skidaddle,roadrunner",
                   "pipeline.stages.follow.animate=false", "hydra/launcher=joblib",
                   "hydra.launcher.n_jobs=2", f"hydra.sweep.dir={sweep}")
     assert out.returncode == 0, out.stderr[-2000:]
-    graph = build_graph({"sweep_summary": {"_target_": "stages.adapters.mecanum.sweep_summary.SweepSummary",
-                                           "sweep_dir": str(sweep)}})
-    record = run_graph(graph, tmp_path / "summary", seed=0)
-    assert record.ok, record.error
-    with open(tmp_path / "summary/sweep_summary/summary.csv") as f:
+    out = run_cli("pipeline=sweep_summary", f"sweep_dir={sweep}", f"hydra.run.dir={tmp_path / 'summary'}")
+    assert out.returncode == 0, out.stderr[-2000:]
+    with open(tmp_path / "summary/gather/runs.csv") as f:
         rows = {r["follower"]: r for r in csv.DictReader(f)}
     assert set(rows) == {"skidaddle", "roadrunner"}
     for r in rows.values():
-        m = json.loads((sweep / r["run"] / "metrics.json").read_text())
-        assert float(r["max_deviation_in"]) == pytest.approx(m["follow.max_deviation_in"])
+        m = json.loads((sweep / r["job"] / "metrics.json").read_text())
+        assert float(r["follow.max_deviation_in"]) == pytest.approx(m["follow.max_deviation_in"])
         assert r["path"] == "straight" and r["status"] == "ok"
-    assert (tmp_path / "summary/sweep_summary/summary.png").stat().st_size > 10_000
-    assert "| straight | roadrunner |" in (tmp_path / "summary/sweep_summary/summary.md"
-                                           ).read_text()
+    md = (tmp_path / "summary/gather/summary.md").read_text()
+    sk = json.loads((sweep / rows["skidaddle"]["job"] / "metrics.json").read_text())
+    assert f"| straight | {sk['follow.max_deviation_in']:.2f} / {sk['follow.end_error_in']:.2f} / " in md
+    assert (tmp_path / "summary/gather/plots.png").stat().st_size > 10_000
 
 
 def test_teleop_replans_mid_motion_and_reaches_its_targets(compose, tmp_path):
@@ -109,8 +106,6 @@ def test_bad_config_fails_at_construction_naming_the_key():
         Follow({"kind": "skidaddle"}, start_offset=[0, 1])
     with pytest.raises(ConfigError, match="compare.followers"):
         FollowCompare(followers={})
-    with pytest.raises(ConfigError, match="sweep_dir"):
-        SweepSummary(sweep_dir=None)
     with pytest.raises(ConfigError, match=r"teleop.events\[0\].button='z': allowed: a bound"):
         Teleop({"buttons": {"a": [0, 0, 0]}, "events": [{"t_s": 0, "button": "z"}]},
                {"kind": "skidaddle"})
@@ -125,5 +120,5 @@ def test_pipeline_configs_compose_with_their_groups(compose):
     assert sorted(f) == ["roadrunner", "roadrunner_a30", "skidaddle"]
     assert f["roadrunner_a30"]["max_profile_accel_in_s2"] == 30.0
     assert f["roadrunner"]["max_profile_accel_in_s2"] == 70.0
-    cfg = compose(["pipeline=sweep_summary", "pipeline.params.sweep_dir=/tmp"])
-    assert cfg.pipeline.stages.sweep_summary.sweep_dir == "/tmp"
+    cfg = compose(["pipeline=sweep_summary", "sweep_dir=/tmp"])
+    assert cfg.pipeline.stages.gather.sweep_dir == "/tmp"

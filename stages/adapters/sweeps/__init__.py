@@ -1,0 +1,1 @@
+"""Stages over whole sweeps (multirun folders)."""
