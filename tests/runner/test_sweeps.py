@@ -127,7 +127,8 @@ def test_the_slurm_submission_is_rendered_from_config_without_submitting(tmp_pat
     res = run_cli("-m", "pipeline=demo", "seed=range(5)", "hydra/launcher=slurm",
                   "hydra.launcher.dry_run=true", "hydra.launcher.partition=gpu",
                   "hydra.launcher.timeout_min=90", "hydra.launcher.cpus_per_task=4",
-                  "hydra.launcher.mem_gb=16", "hydra.launcher.array_parallelism=3", f"hydra.sweep.dir={sweep}")
+                  "hydra.launcher.mem_gb=16", "hydra.launcher.array_parallelism=3",
+                  f"hydra.sweep.dir={sweep}")
     assert res.returncode == 0, res.stderr[-2000:]
     script = (sweep / "submission.sbatch").read_text()
     for line in ("#SBATCH --partition=gpu", "#SBATCH --time=90", "#SBATCH --cpus-per-task=4",
