@@ -18,7 +18,7 @@ from hydra.core.singleton import Singleton
 from hydra.core.utils import JobReturn, JobStatus, filter_overrides
 from hydra_plugins.hydra_submitit_launcher.config import BaseQueueConf
 from hydra_plugins.hydra_submitit_launcher.submitit_launcher import LocalLauncher, SlurmLauncher
-from omegaconf import OmegaConf
+from omegaconf import OmegaConf, open_dict
 
 from core.artifacts import atomic_write_text
 from hydra_plugins.choreograph_sweeps.jobs import job_dir, lost_job, say
@@ -63,13 +63,18 @@ class _SurvivingLostJobs:
                                                        disable=None), jobs, strict=True):
             try:
                 ret = job.results()[0]
-            except Exception as exc:  # noqa: BLE001 - killed, timed out, crashed: recorded
-                cfg = self.hydra_context.config_loader.load_sweep_config(self.config, overrides)
+                if ret.status is JobStatus.COMPLETED:
+                    results.append(ret)
+                    continue
+                exc = ret._return_value   # the task raised: recorded like a lost job, the sweep goes on
+            except Exception as lost:  # noqa: BLE001 - killed, timed out, crashed: recorded
+                exc = lost
+            cfg = self.hydra_context.config_loader.load_sweep_config(self.config, overrides)
+            with open_dict(cfg):
                 cfg.hydra.job.num = idx
-                first = " ".join(str(exc).split("Error stream")[0].split())[:300]  # not the job's log
-                reason = f"{type(exc).__name__} (submitit job {job.job_id}): {first}"
-                ret = lost_job(job_dir(cfg), overrides, reason)
-            results.append(ret)
+            first = " ".join(str(exc).split("Error stream")[0].split())[:300]  # not the job's log
+            results.append(lost_job(job_dir(cfg), overrides,
+                                    f"{type(exc).__name__} (submitit job {job.job_id}): {first}"))
         return results
 
 
