@@ -59,11 +59,13 @@ def statistic(values: Sequence[Any], name: str) -> Any:
     nums = _numbers(values)
     if name == "count":
         return len(nums)
-    if name == "sum":  # of counts, a count
-        total = sum(nums)
-        return int(total) if all(type(v) in (int, bool) for v in values) else total
+    counts = all(type(v) in (int, bool) for v in values)   # of counts, a count
+    if name == "sum":
+        return int(sum(nums)) if counts else sum(nums)
     if not nums:
         return None
+    if name in ("min", "max") and counts:
+        return int(min(nums) if name == "min" else max(nums))
     return {"mean": np.mean, "rate": np.mean, "median": np.median, "min": np.min,
             "max": np.max}[name](nums).item()
 
@@ -97,8 +99,8 @@ def format_cell(value: Any, digits: int = 3) -> str:
         return "–"
     if isinstance(value, bool):
         return "yes" if value else "no"
-    if isinstance(value, float):
-        return f"{value:.{digits}g}" if abs(value) < 1e-3 and value else f"{value:.{digits}f}"
+    if isinstance(value, float):   # digits after the point from 1 up, significant digits below
+        return f"{value:.{digits}f}" if abs(value) >= 1 else f"{value:.{digits}g}"
     return str(value)
 
 
