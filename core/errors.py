@@ -43,3 +43,7 @@ class ExecutionError(ChoreographError):
 
 class SweepError(ChoreographError):
     """A sweep's jobs failed or were lost, or a sweep folder does not hold what was asked."""
+
+
+class RecordingError(ChoreographError):
+    """A run's recording (recording.rrd) is missing, unreadable, or cannot be opened in a viewer."""

@@ -49,7 +49,8 @@ def run_config(cfg: DictConfig, run_dir: Path) -> RunRecord:
         seconds = round(time.perf_counter() - t0, 3)
         write_run_files(run_dir, {}, None, error, seconds)
         return RunRecord("failed", None, error, seconds, {}, {})
-    return run_graph(graph, run_dir, int(plain["seed"]))
+    name = f"{plain['pipeline'].get('name', 'run')} {run_dir.name}"
+    return run_graph(graph, run_dir, int(plain["seed"]), record=bool(plain.get("record", True)), name=name)
 
 
 CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
@@ -106,6 +107,10 @@ def _set_console_level(level: str) -> None:
 
 
 def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "view":   # `choreograph view RUN_DIR`: not a Hydra run
+        from stages.view import main as view_main
+
+        sys.exit(view_main(sys.argv[2:]))
     os.environ.setdefault("HYDRA_FULL_ERROR", "0")
     _hydra_main()
 

@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from core.artifacts import Artifact
+from core.recording import NULL_RECORDER, Recorder
 
 
 @dataclass
@@ -31,13 +32,15 @@ class StageResult:
 
 @dataclass
 class StageContext:
-    """What the runner hands a stage: its name, seed, logger and progress bars."""
+    """What the runner hands a stage: its name, seed, logger, progress bars and the run's recorder
+    (``recording.rrd``; a no-op one when ``record: false``)."""
 
     name: str
     seed: int
     out_dir: Path
     log: logging.Logger
     metrics: dict[str, Any] = field(default_factory=dict)  # partial metrics, kept on failure
+    recorder: Recorder = NULL_RECORDER
 
     def save(self, filename: str, artifact: Artifact) -> None:
         """Save an artifact into this stage's folder now (e.g. before raising, so nothing is lost)."""

@@ -66,6 +66,7 @@ class CalibrateSchema:
 @dataclass
 class ChoreographSchema:
     seed: int = 0
+    record: bool = True   # write recording.rrd (Rerun) in the run folder; `choreograph view <run>` opens it
     pipeline: PipelineSchema = MISSING
     robot: schema(RobotSettings) = MISSING  # type: ignore[valid-type]
     scene: schema(SceneSettings) = field(default_factory=schema(SceneSettings))  # type: ignore[valid-type]

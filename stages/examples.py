@@ -7,6 +7,8 @@ import signal
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from core.artifacts import JsonFile
 from core.errors import ChoreographError
 from stages.api import Stage, StageContext, StageResult
@@ -35,6 +37,22 @@ class Sum(Stage):
     def run(self, ctx: StageContext, **values: Any) -> StageResult:
         total = sum(ctx.progress(values.values(), desc="sum"))
         return StageResult(outputs={"total": total}, metrics={"total": total})
+
+
+class Trace(Stage):
+    """Records a sine wave on the ``time`` timeline through the run's recorder (``recording.rrd``)."""
+
+    outputs = ()
+
+    def __init__(self, samples: int = 50, rate_hz: float = 125.0):
+        self.samples, self.rate_hz = int(samples), float(rate_hz)
+
+    def run(self, ctx: StageContext, **_: Any) -> StageResult:
+        times = np.arange(self.samples) / self.rate_hz
+        ctx.recorder.series(f"{ctx.name}/sine", times, np.sin(2 * np.pi * times), names=["sine"])
+        ctx.recorder.set_time_s(float(times[-1]))
+        ctx.recorder.text(f"{ctx.name}/log", f"{self.samples} samples at {self.rate_hz:g} Hz")
+        return StageResult(metrics={"samples": self.samples})
 
 
 class Fail(Stage):

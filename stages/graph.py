@@ -22,6 +22,8 @@ import numpy as np
 
 from core.artifacts import Artifact, atomic_write_json
 from core.errors import ChoreographError, ConfigError
+from core.recording import RECORDING_FILE, Recorder
+from core.rerun_recorder import open_recorder
 from core.targets import check_targets, resolve_target
 from stages.api import Stage, StageContext, StageResult
 
@@ -179,19 +181,22 @@ def record_lost_run(run_dir: Path, error: str) -> bool:
     return True
 
 
-def run_graph(graph: StageGraph, run_dir: Path, seed: int) -> RunRecord:
+def run_graph(graph: StageGraph, run_dir: Path, seed: int, record: bool = True,
+              name: str | None = None) -> RunRecord:
     """Run every stage in order in ``run_dir``; a stage's failure is recorded, not raised.
 
     All stages are constructed before the first one runs, so a bad parameter fails
     the run before anything moves. ``metrics.json`` is rewritten after every stage;
     ``status.json`` is written last (and on failure). KeyboardInterrupt is recorded,
-    then re-raised.
+    then re-raised. With ``record`` the stages log through one recorder writing
+    ``recording.rrd`` (named ``name``), closed before ``status.json`` whatever happens.
     """
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     metrics: dict[str, Any] = {}
     values: dict[str, dict[str, Any]] = {}
+    recorder = _open_recorder(run_dir, record, name)
 
     def finish(failed: str | None = None, exc: BaseException | None = None) -> RunRecord:
         error = None
@@ -201,6 +206,9 @@ def run_graph(graph: StageGraph, run_dir: Path, seed: int) -> RunRecord:
                 error = "KeyboardInterrupt: interrupted by the user"
             log.error("[%s] failed: %s", failed, error)
             trace_log.error("traceback of stage %s", failed, exc_info=exc)
+            recorder.clear_time()
+            recorder.text("runner", f"[{failed}] failed: {error}", "ERROR")
+        _close_recorder(recorder)
         seconds = round(time.perf_counter() - started, 3)
         write_run_files(run_dir, metrics, failed, error, seconds)
         if exc is not None and not isinstance(exc, Exception):
@@ -216,7 +224,8 @@ def run_graph(graph: StageGraph, run_dir: Path, seed: int) -> RunRecord:
 
     for node in graph.nodes:
         ctx = StageContext(node.name, seed, run_dir / node.name,
-                           logging.getLogger(f"choreograph.{node.name}"))
+                           logging.getLogger(f"choreograph.{node.name}"), recorder=recorder)
+        recorder.clear_time()
         log.info("[%s] running", node.name)
         t0 = time.perf_counter()
         try:
@@ -242,6 +251,22 @@ def run_graph(graph: StageGraph, run_dir: Path, seed: int) -> RunRecord:
         log.info("[%s] done in %.2f s", node.name, time.perf_counter() - t0)
         atomic_write_json(run_dir / "metrics.json", metrics)
     return finish()
+
+
+def _open_recorder(run_dir: Path, record: bool, name: str | None) -> Recorder:
+    """The run's recorder; a recording that cannot be opened never stops the run (a warning says why)."""
+    try:
+        return open_recorder(run_dir / RECORDING_FILE, record, name or run_dir.name)
+    except Exception as exc:  # noqa: BLE001 - the run goes on without a recording
+        log.warning("no %s for this run: %s: %s", RECORDING_FILE, type(exc).__name__, exc)
+        return Recorder()
+
+
+def _close_recorder(recorder: Recorder) -> None:
+    try:
+        recorder.close()
+    except Exception as exc:  # noqa: BLE001 - status.json is written whatever the recording does
+        log.warning("%s could not be finished: %s: %s", RECORDING_FILE, type(exc).__name__, exc)
 
 
 def _save_files(stage_dir: Path, result: StageResult, run_dir: Path) -> None:

@@ -18,9 +18,8 @@ REPO = Path(__file__).resolve().parents[1]
 CONF = REPO / "conf"
 
 
-@pytest.fixture
-def compose(tmp_path):
-    """compose(overrides) -> DictConfig with HydraConfig set and the run dir in tmp_path."""
+def compose_config(overrides, run_dir: Path):
+    """The job's config for ``overrides`` as the CLI composes it, HydraConfig set, outputs in ``run_dir``."""
     from hydra import compose as hydra_compose
     from hydra import initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
@@ -30,19 +29,25 @@ def compose(tmp_path):
     from stages.config import register
 
     register()
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        cfg = hydra_compose("choreograph", overrides=[*overrides, f"hydra.run.dir={run_dir}"],
+                            return_hydra_config=True)
+    with read_write(cfg.hydra.runtime):
+        cfg.hydra.runtime.output_dir = str(run_dir)
+    HydraConfig.instance().set_config(cfg)
+    with open_dict(cfg):
+        del cfg["hydra"]   # the job's config, as the task function sees it
+    return cfg
+
+
+@pytest.fixture
+def compose(tmp_path):
+    """compose(overrides) -> DictConfig with HydraConfig set and the run dir in tmp_path."""
+    from hydra.core.global_hydra import GlobalHydra
 
     def _compose(overrides=(), run_dir: Path | None = None):
-        GlobalHydra.instance().clear()
-        run_dir = run_dir or tmp_path / "run"
-        with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
-            cfg = hydra_compose("choreograph", overrides=[*overrides, f"hydra.run.dir={run_dir}"],
-                                return_hydra_config=True)
-        with read_write(cfg.hydra.runtime):
-            cfg.hydra.runtime.output_dir = str(run_dir)
-        HydraConfig.instance().set_config(cfg)
-        with open_dict(cfg):
-            del cfg["hydra"]   # the job's config, as the task function sees it
-        return cfg
+        return compose_config(overrides, run_dir or tmp_path / "run")
 
     yield _compose
     GlobalHydra.instance().clear()

@@ -12,6 +12,7 @@ from stages.api import Stage, StageContext, StageResult
 from stages.arms.perception.scene_config import scene_object, table_height
 from stages.arms.perception.settings import PegDropSettings
 from stages.arms.perception.sim import drop_peg_from_home, random_drop_pose
+from stages.arms.recording import record_robot_motion
 
 
 class DropPeg(Stage):
@@ -36,6 +37,8 @@ class DropPeg(Stage):
         r, state = drop_peg_from_home(world.model, world.home_qpos(), s.peg, pose, s.settle_s, s.max_s)
         if not r.settled:
             ctx.log.warning("the peg was still moving after %.1f s of simulation", s.max_s)
+        record_robot_motion(ctx.recorder, world, "world/executed", [state.time], state.qpos[None],
+                            collision=False)
         T, face = r.T_world_body, state.truth["resting_face"]
         ctx.log.info("peg released at %s, rests at %s on face %s after %.2f s", np.round(pose[:3], 3),
                      np.round(T[:3, 3], 3), face, r.sim_time_s)

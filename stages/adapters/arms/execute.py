@@ -11,6 +11,7 @@ from stages.api import Stage, StageContext, StageResult
 from stages.arms.execution.executor import SynchronizedExecutor, split_trajectory
 from stages.arms.execution.replay import colliding_states, render_states, tracking_errors
 from stages.arms.execution.rig import arm_columns, hardware_settings, moving_arms, simulated_robot
+from stages.arms.recording import record_executed
 
 
 class Execute(Stage):
@@ -56,6 +57,7 @@ class Execute(Stage):
             m["cancel_latency_s"] = report.cancel_latency_s
         m.update(tracking_errors(trajectory, report.start_stamp, times, positions, names))
         ctx.metrics.update(m)
+        record_executed(ctx.recorder, world, times - report.start_stamp, qpos, names, positions, colliding)
         states = NpzFile({"times": times, "positions": positions, "joint_names": names, "qpos": qpos,
                           "colliding": colliding, "start_stamp": report.start_stamp,
                           **{f"{a}_start_s": s for a, s in starts.items()}})

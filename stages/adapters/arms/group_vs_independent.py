@@ -10,6 +10,7 @@ from stages.arms.planning.checker import ClearanceChecker
 from stages.arms.planning.figures import gripper_paths_figure
 from stages.arms.planning.goals import make_group
 from stages.arms.planning.independent import colliding_frames, detour_m, gripper_paths
+from stages.arms.recording import record_detour
 
 
 class GroupVsIndependent(Stage):
@@ -30,6 +31,7 @@ class GroupVsIndependent(Stage):
         grip_indep = gripper_paths(group, independent.positions)
         detours = detour_m(grip_group, grip_indep)
         worst_arm = max(detours, key=detours.get)
+        record_detour(ctx.recorder, grip_group, detours)
         ctx.log.info("group plan: %d of %d frames touch; detour %.3f m (%s)", touching.sum(),
                      self.frames, detours[worst_arm], worst_arm)
         return StageResult(

@@ -9,6 +9,7 @@ from stages.api import Stage, StageContext, StageResult
 from stages.arms.planning.checker import ClearanceChecker
 from stages.arms.planning.goals import make_group, planner_settings
 from stages.arms.planning.independent import colliding_frames, plan_independent
+from stages.arms.recording import record_independent
 from stages.arms.retiming.retime import retime_with_report
 from stages.arms.world import limits_for
 
@@ -40,6 +41,8 @@ class Independent(Stage):
         touching = colliding_frames(ClearanceChecker.for_world(world, group.joint_names, 0.0), frames)
         within = colliding_frames(ClearanceChecker.for_world(world, group.joint_names, world.clearance_m),
                                   frames)
+        record_independent(ctx.recorder, world, plan.joint_names,
+                           np.linspace(0.0, plan.duration_s, self.frames), frames, touching)
         ctx.log.info("independent plans run together: %d of %d frames touch", touching.sum(), self.frames)
         return StageResult(
             outputs={"independent": plan},

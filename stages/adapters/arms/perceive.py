@@ -13,6 +13,7 @@ from stages.api import Stage, StageContext, StageResult
 from stages.arms.perception.peg_view import PegCamera
 from stages.arms.perception.settings import PerceiveSettings
 from stages.arms.perception.sim import SimState
+from stages.arms.recording import record_camera, record_look
 
 
 class Perceive(Stage):
@@ -36,9 +37,13 @@ class Perceive(Stage):
         T_true = np.asarray(state.truth.get("T_world_peg")) if state.truth else None
         ctx.metrics.update({"tags_seen": look.tags_seen, "detect_time_s": look.detections.time_s,
                             "render_time_s": look.render_time_s})
+        record_camera(ctx.recorder, look.camera)
+        ctx.recorder.set_time_s(state.time)
         try:
             est = self.camera.estimate(look)
         except PerceptionError:
+            record_look(ctx.recorder, look.camera, self.camera.layout, look.image, None, look.detections,
+                        T_true)
             ctx.save("image.png", PngImage(look.image))
             ctx.save("overlay.png", PngImage(self.camera.overlay(look, None, T_true)))
             raise
@@ -49,6 +54,7 @@ class Perceive(Stage):
             ctx.log.info("peg: %d tags, %.2f mm, %.3f deg, %.2f px rms, conf %.2f", len(est.tag_ids),
                          metrics["position_error_m"] * 1000, metrics["rotation_error_deg"],
                          est.reprojection_px, est.confidence)
+        record_look(ctx.recorder, look.camera, self.camera.layout, look.image, est, None, T_true)
         overlay = self.camera.overlay(look, est, T_true)
         files = {"image.png": PngImage(look.image), "overlay.png": PngImage(overlay)}
         zoom = self.camera.zoom(overlay, look, est.T_world_obj)

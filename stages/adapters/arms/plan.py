@@ -11,6 +11,7 @@ import numpy as np
 from core.artifacts import JsonFile
 from stages.api import Stage, StageContext, StageResult
 from stages.arms.planning.goals import make_group, parse_goal, planner_settings, start_configuration
+from stages.arms.recording import full_qpos, record_gripper_paths
 
 
 class Plan(Stage):
@@ -37,6 +38,8 @@ class Plan(Stage):
         for note in result.notes:
             ctx.log.info(note)
         goal_q = result.path.waypoints[-1]
+        record_gripper_paths(ctx.recorder, world, "world/plan/gripper_path",
+                             full_qpos(world, result.path.joint_names, result.path.waypoints), points=True)
         return StageResult(
             outputs={"path": result.path, "goal_q": goal_q},
             metrics={"time_s": result.time_s, "checks": result.checks,

@@ -12,6 +12,7 @@ from stages.api import Stage, StageContext, StageResult
 from stages.arms.execution.replay import render_states
 from stages.arms.execution.rig import hardware_settings
 from stages.arms.planning.goals import planner_settings
+from stages.arms.recording import record_reset
 from stages.arms.reset.run import ResetRunSettings, drop_and_reset
 from stages.arms.reset.task import TaskSpec
 
@@ -36,6 +37,7 @@ class Reset(Stage):
     def run(self, ctx: StageContext, world) -> StageResult:
         run = drop_and_reset(world, self.scene, self.task, self.planner, self.hw, self.settings, ctx.seed,
                              ctx.rng, ctx.log, ctx.metrics)
+        record_reset(ctx.recorder, world, run)
         outcome = run.outcome
         ctx.metrics.update(outcome.metrics)
         ctx.save("candidates.json", JsonFile(outcome.candidates))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from core.artifacts import NpzFile
 from core.settings import from_config
 from stages.api import Stage, StageContext, StageResult
+from stages.arms.recording import record_trajectory
 from stages.arms.retiming.retime import retime_with_report
 from stages.arms.retiming.settings import RetimerSettings
 from stages.arms.world import limits_for
@@ -27,6 +28,7 @@ class Retime(Stage):
         traj = result.trajectory
         ctx.log.info("retimed %d waypoints to %.3f s (%d samples at %g Hz)", len(path.waypoints),
                      result.duration_s, traj.num_samples, self.rate_hz)
+        record_trajectory(ctx.recorder, world, traj)
         metrics = result.metrics()
         metrics["time_s"] = metrics.pop("compute_time_s")
         return StageResult(outputs={"trajectory": traj}, metrics=metrics,

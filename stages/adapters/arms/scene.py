@@ -6,6 +6,7 @@ from typing import Any
 
 from core.artifacts import JsonFile, PngImage, TextFile
 from stages.api import Stage, StageContext, StageResult
+from stages.arms.recording import record_scene
 from stages.arms.world import build_world, home_proximity, render_home
 
 
@@ -22,6 +23,7 @@ class SceneStage(Stage):
     def run(self, ctx: StageContext) -> StageResult:
         world = build_world(self.robot_cfg, self.scene_cfg, asset_dir=ctx.out_dir / "assets")
         model = world.model
+        record_scene(ctx.recorder, world)
         prox = home_proximity(world)
         ctx.log.info("home: closest pair %s – %s at %.1f mm", prox.geom1, prox.geom2,
                      prox.distance_m * 1000)

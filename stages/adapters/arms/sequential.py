@@ -9,6 +9,7 @@ from core.artifacts import NpzFile
 from stages.api import Stage, StageContext, StageResult
 from stages.arms.execution.rig import hardware_settings
 from stages.arms.execution.sequential import run_sequential
+from stages.arms.recording import record_sequential
 
 
 class Sequential(Stage):
@@ -23,6 +24,7 @@ class Sequential(Stage):
     def run(self, ctx: StageContext, world, trajectory) -> StageResult:
         run = run_sequential(world, trajectory, self.hw, ctx.seed, self.check_every)
         colliding = run.checked_colliding
+        record_sequential(ctx.recorder, run, self.check_every)
         ctx.log.info("sequential replay: %d of %d checked states touch", colliding.sum(), len(colliding))
         return StageResult(
             metrics={"states": int(len(run.times)), "checked_states": int(len(colliding)),

@@ -6,6 +6,7 @@ import time
 
 from core.artifacts import JsonFile, PngFigure
 from stages.api import Stage, StageContext, StageResult
+from stages.arms.recording import record_verified
 from stages.arms.verification.plots import clearance_figure, joint_profiles_figure
 from stages.arms.verification.verify import verify_trajectory
 from stages.arms.world import limits_for, position_limits_for
@@ -26,6 +27,8 @@ class Verify(Stage):
         t0 = time.perf_counter()
         v = verify_trajectory(world, trajectory, path, self.rate_hz, self.max_repairs, self.max_deviation_rad,
                               ctx.progress, ctx.log)
+        elapsed_s = time.perf_counter() - t0
+        record_verified(ctx.recorder, world, v)
         clear, traj = v.clearance, v.trajectory
         lower, upper = position_limits_for(world, traj.joint_names)
         vel, acc = limits_for(world, traj.joint_names)
@@ -35,7 +38,7 @@ class Verify(Stage):
             metrics={"samples": clear.distances_m.size, "violations": clear.violations + v.limits.violations,
                      "min_clearance_m": clear.min_clearance_m, "worst_sample": clear.worst_sample,
                      "worst_pair": " – ".join(clear.pairs[clear.worst_sample]), "repairs": v.repairs,
-                     "time_s": time.perf_counter() - t0},
+                     "time_s": elapsed_s},
             files={"report.json": JsonFile(report), "clearance.png": PngFigure(clearance_figure(clear)),
                    "joint_profiles.png": PngFigure(joint_profiles_figure(traj, lower, upper, vel, acc))},
         )

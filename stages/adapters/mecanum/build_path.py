@@ -20,6 +20,7 @@ from stages.mecanum.paths.build import (
 )
 from stages.mecanum.paths.bundle import PathBundle
 from stages.mecanum.paths.settings import PathSettings
+from stages.mecanum.recording import record_field, record_path
 
 
 class BuildPath(Stage):
@@ -48,6 +49,8 @@ class BuildPath(Stage):
         if self.chain.dropped:
             ctx.log.warning("path.segments %s have zero length and were dropped",
                             list(self.chain.dropped))
+        record_field(ctx.recorder)
+        record_path(ctx.recorder, bundle)
         flat = bundle.flat
         files = {"path.json": JsonFile(path_summary(bundle)),
                  "flat.npz": NpzFile({"points_in": flat.points, "source_u": flat.source_u})}

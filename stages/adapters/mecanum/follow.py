@@ -14,6 +14,7 @@ from stages.mecanum.control.follow_sim import simulate
 from stages.mecanum.control.settings import FollowerSettings
 from stages.mecanum.paths.bundle import PathBundle
 from stages.mecanum.paths.precompute import EntrySpeedTable
+from stages.mecanum.recording import record_follow
 
 
 class Follow(Stage):
@@ -35,6 +36,7 @@ class Follow(Stage):
                      m["max_deviation_in"], m["end_error_in"], m["time_to_stop_s"],
                      m["overshoot_in"], m["peak_traction_fraction"], m["saturated_ticks"],
                      m["compute_median_us"], m["compute_p99_us"], m["sim_realtime_factor"])
+        record_follow(ctx.recorder, run, path.drive)
         files = run_files(run, path, table, animate=s.animate, max_frames=s.max_frames,
                           fps=s.fps)
         files["summary.json"] = JsonFile({"path": path.name, "follower": self.follower.as_dict(),

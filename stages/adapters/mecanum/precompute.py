@@ -14,6 +14,7 @@ from stages.mecanum.paths.bundle import PathBundle, min_entry_speed
 from stages.mecanum.paths.precompute import benchmark_precompute
 from stages.mecanum.paths.profile import forward_profile
 from stages.mecanum.paths.settings import PrecomputeSettings
+from stages.mecanum.recording import record_entry_speeds
 
 
 class Precompute(Stage):
@@ -29,6 +30,7 @@ class Precompute(Stage):
         table = path.entry_speeds()
         elapsed = time.perf_counter() - t0
         profile = forward_profile(table)
+        record_entry_speeds(ctx.recorder, path, table, profile)
         metrics = {"time_s": elapsed, "segments": table.segments,
                    "min_entry_speed_in_s": min_entry_speed(path),
                    "stops": int(np.sum(table.corner_speed_in_s[1:-1] <= 1e-6)),

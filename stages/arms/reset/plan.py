@@ -144,6 +144,8 @@ class ResetPlanner:
                   "ranked": [{"arm": c.arm, "candidate": c.candidate.name, "travel_rad": c.travel_rad}
                              for c in report.ranked],
                   "rejected": report.rejected, "tried": [],
+                  "grasp_points_m": {c.name: c.T_world_grip[:3, 3].tolist() for c in candidates},
+                  "approach": {c.name: c.approach_world.tolist() for c in candidates},
                   "first_reachable_travel_rad": report.in_order[0].travel_rad if report.in_order else None}
         errors = []
         # least travel first, but alternating arms in pairs: if one arm cannot finish the job

@@ -30,6 +30,8 @@ class ResetOutcome:
     metrics: dict = field(default_factory=dict)
     candidates: dict = field(default_factory=dict)
     images: dict = field(default_factory=dict)
+    spans: list[dict] = field(default_factory=list)   # per attempt: simulated start_s, end_s, result
+    looks: list[tuple] = field(default_factory=list)  # (simulated s, what for, image, estimate) per look
 
 
 def run_reset(rig, planner, task, half_extents, surface_z: float, rng: np.random.Generator,
@@ -38,8 +40,9 @@ def run_reset(rig, planner, task, half_extents, surface_z: float, rng: np.random
     out = ResetOutcome(False, 0, 0.0)
     for attempt in range(1, max_attempts + 1):
         out.attempts = attempt
+        out.spans.append({"attempt": attempt, "start_s": _sim_time(rig), "end_s": None, "result": "running"})
         try:
-            est, image = rig.perceive(rng)
+            est, image = _look(rig, rng, out, f"attempt {attempt}: find the peg")
             truth = rig.true_peg_pose()
             if attempt == 1:
                 out.images["perception.png"] = (image, est)
@@ -72,6 +75,7 @@ def run_reset(rig, planner, task, half_extents, surface_z: float, rng: np.random
                         rig.move(seg.trajectory, seg.name)
                 rig.wait_sim(0.5)
                 out.failures.append({"attempt": attempt, "cause": cause, "reason": f"{why}: pushed it"[:600]})
+                _end_span(out, rig, attempt, f"{cause}: pushed it")
                 continue
             out.candidates = plan.candidates
             out.metrics.update({"grasp.arm": plan.arm, "grasp.travel_rad": plan.travel_rad,
@@ -88,7 +92,7 @@ def run_reset(rig, planner, task, half_extents, surface_z: float, rng: np.random
                 log.info("attempt %d: %s grasp %s, travel %.2f rad, %d segments, %.1f s of motion", attempt,
                          plan.arm, plan.grasp_name, plan.travel_rad, len(plan.segments), plan.duration_s)
             rig.execute(plan, rng, width_m=2 * float(np.sort(half_extents)[0]), log=log)
-            landed, image = rig.perceive(rng)
+            landed, image = _look(rig, rng, out, f"attempt {attempt}: check the landing")
             pos_err, ang_err = task.landing_error(landed.T_world_obj)
             true_pos, true_ang = task.landing_error(rig.true_peg_pose())
             out.images["landing.png"] = (image, landed)
@@ -99,9 +103,11 @@ def run_reset(rig, planner, task, half_extents, surface_z: float, rng: np.random
                                                                 == task.landed(rig.true_peg_pose()))})
             if task.landed(landed.T_world_obj):
                 out.success = True
+                _end_span(out, rig, attempt, "landed")
                 break
             out.failures.append({"attempt": attempt, "cause": "landing", "reason":
                                  f"landed {pos_err * 1000:.1f} mm / {ang_err:.1f}° from the start pose"})
+            _end_span(out, rig, attempt, "landing out of tolerance")
         except (PerceptionError, PlanningError, ExecutionError) as exc:
             cause = {PerceptionError: "perception", PlanningError: "planning",
                      ExecutionError: "execution"}[type(exc)]
@@ -112,11 +118,30 @@ def run_reset(rig, planner, task, half_extents, surface_z: float, rng: np.random
             if log:
                 log.warning("attempt %d failed (%s): %s", attempt, cause, exc)
             _recover(rig, planner, rng, log)
+            _end_span(out, rig, attempt, f"{cause} failed")
     out.time_s = time.perf_counter() - t0
     out.metrics.update({"reset.success": out.success, "reset.attempts": out.attempts,
                         "reset.time_s": out.time_s,
                         "reset.failure_causes": ",".join(f["cause"] for f in out.failures)})
     return out
+
+
+def _sim_time(rig) -> float:
+    return float(rig.sim.snapshot()[0])
+
+
+def _end_span(out: ResetOutcome, rig, attempt: int, result: str) -> None:
+    """The attempt's span ends now (simulated time) with ``result``."""
+    span = out.spans[attempt - 1]
+    span["end_s"], span["result"] = _sim_time(rig), result
+
+
+def _look(rig, rng, out: ResetOutcome, purpose: str):
+    """``rig.perceive``, keeping the image and the estimate (with the simulated time) for the recording."""
+    t = _sim_time(rig)
+    est, image = rig.perceive(rng)
+    out.looks.append((t, purpose, image, est))
+    return est, image
 
 
 def _recover(rig, planner, rng, log) -> None:

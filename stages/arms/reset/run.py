@@ -54,6 +54,8 @@ class ResetRun:
     pictures: dict[str, np.ndarray]   # file name -> the camera's image, with what it saw drawn on it
     times_s: np.ndarray               # recorded simulation states: times and full qpos
     qpos: np.ndarray
+    camera: Any = None                # the camera model the estimates used, and the peg's tag layout
+    layout: Any = None
 
 
 def drop_and_reset(world, scene: Mapping[str, Any], task: TaskSpec, planner: PlannerSettings,
@@ -73,7 +75,8 @@ def drop_and_reset(world, scene: Mapping[str, Any], task: TaskSpec, planner: Pla
         with rig.sim:
             outcome = run_reset(rig, reset_planner, task, half, s.surface_z, rng, s.max_attempts, log)
     times, qpos = rig.sim.recorded()
-    return ResetRun(outcome, dropped, overlaid(rig, outcome.images), times, qpos)
+    return ResetRun(outcome, dropped, overlaid(rig, outcome.images), times, qpos, rig.estimator.camera,
+                    rig.layout)
 
 
 def overlaid(rig: ResetRig, images: Mapping[str, tuple[np.ndarray, Any]]) -> dict[str, np.ndarray]:

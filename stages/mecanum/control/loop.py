@@ -23,7 +23,7 @@ import numpy as np
 from hardware.mecanum.kinematics import inverse_kinematics
 from hardware.mecanum.params import DriveParams
 from hardware.mecanum.simulator import DriveState, MecanumSimulator
-from stages.mecanum.control.allocator import Allocator, MotorModel
+from stages.mecanum.control.allocator import AccelRequest, Allocator, MotorModel
 from stages.mecanum.control.controllers import controllers_for, wrap
 from stages.mecanum.control.pidf import Feedforward, WheelPIDF
 from stages.mecanum.control.scheduler import HeadingFn, Scheduler, Tick
@@ -43,6 +43,8 @@ class Command:
     target_speed_in_s: float = math.nan
     progress_in: float = math.nan
     segment: int = -1
+    requests: tuple[AccelRequest, ...] = ()   # each controller's request this tick (SKIDADDLE)
+    feedforward_v: np.ndarray | None = None   # the allocator's motor voltages (4,), before the PIDF
 
 
 class Follower(Protocol):
@@ -125,11 +127,12 @@ class SkidaddleFollower:
         power, volts, sat = self.pidf.update(alloc.wheel_accel_in_s2, wheels, self.dt_s,
                                              battery_v or self.drive.battery_voltage_v, static)
         g = tick.guidance
+        extra = {"requests": tuple(tick.requests), "feedforward_v": alloc.feedforward_v}
         if g is None:
-            return Command(power, volts, sat, tick.active, tick.mode)
+            return Command(power, volts, sat, tick.active, tick.mode, **extra)
         return Command(power, volts, sat, tick.active, tick.mode, g.cross_track_in,
                        wrap(g.heading_target_rad - float(pose[2])), g.speed_limit_in_s,
-                       g.s_in, g.segment)
+                       g.s_in, g.segment, **extra)
 
 
 @dataclass
@@ -156,13 +159,15 @@ class LoopLog:
     mode: list = field(default_factory=list)
     compute_s: list = field(default_factory=list)
     sim_s: list = field(default_factory=list)
+    requests: list = field(default_factory=list)       # per tick: {controller: [ax, ay, α]} asked
+    feedforward_v: list = field(default_factory=list)  # per tick: the allocator's motor volts (or NaN)
     arrays: dict = field(default_factory=dict)
 
     def finish(self) -> LoopLog:
         for name in ("time_s", "pose", "velocity", "accel", "power", "volts",
                      "wheel_speed_in_s", "traction", "slipping", "saturated", "cross_track_in",
                      "heading_error_rad", "target_speed_in_s", "progress_in", "segment",
-                     "compute_s", "sim_s"):
+                     "compute_s", "sim_s", "feedforward_v"):
             self.arrays[name] = np.asarray(getattr(self, name), dtype=float)
         return self
 
@@ -229,6 +234,8 @@ def _record(log: LoopLog, st: DriveState, cmd: Command, compute_s: float,
     log.active.append("+".join(cmd.active))
     log.mode.append(cmd.mode)
     log.compute_s.append(compute_s)
+    log.requests.append({r.name: r.accel for r in cmd.requests})
+    log.feedforward_v.append(cmd.feedforward_v if cmd.feedforward_v is not None else np.full(4, np.nan))
 
 
 def robot_wheel_speeds(velocity_field: np.ndarray, heading: float, k_in: float) -> np.ndarray:

@@ -8,15 +8,28 @@ import time
 
 import numpy as np
 import pytest
+from hydra.core.global_hydra import GlobalHydra
 
+from core.recording_read import read_recording
 from stages.__main__ import run_config
-from tests.conftest import REPO
+from stages.view import find_recordings, free_port, serve_web, stop
+from tests.chromium import chromium, screenshot
+from tests.conftest import REPO, compose_config
+from tests.recordings import assert_recording
 
 
-def test_crossing_group_never_touches_where_independent_and_sequential_do(compose, tmp_path):
-    run = tmp_path / "crossing"
-    record = run_config(compose(["pipeline=crossing", "hardware.speed=3.0"], run_dir=run), run)
+@pytest.fixture(scope="module")
+def crossing_run(tmp_path_factory):
+    """One crossing run for this module's tests (the benchmark, its recording, the viewer)."""
+    run = tmp_path_factory.mktemp("crossing") / "run"
+    record = run_config(compose_config(["pipeline=crossing", "hardware.speed=3.0"], run), run)
+    GlobalHydra.instance().clear()
     assert record.ok, record.error
+    return run
+
+
+def test_crossing_group_never_touches_where_independent_and_sequential_do(crossing_run):
+    run = crossing_run
     m = json.loads((run / "metrics.json").read_text())
     assert m["independent.frames"] == 210 and m["independent.colliding_frames"] > 0
     assert m["group.colliding_frames"] == 0
@@ -35,6 +48,48 @@ def test_crossing_group_never_touches_where_independent_and_sequential_do(compos
     assert (run / "execute" / "execute.mp4").stat().st_size > 10_000
     for f in ("verify/clearance.png", "verify/joint_profiles.png", "verify/report.json", "scene.xml"):
         assert (run / f).exists(), f
+
+
+def test_crossing_recording_holds_the_motion_clearance_and_baseline(crossing_run):
+    """recording.rrd read back with Rerun's reader: what a user scrubs through."""
+    m = json.loads((crossing_run / "metrics.json").read_text())
+    c = assert_recording(crossing_run, {
+        "world/scene/table": None, "world/scene/*": None,                 # the scene, once
+        "world/planned/left_link7": "time", "world/planned/right_hand": "time",
+        "world/planned/left_link7/collision/*": None, "world/planned/left_link7/visual/*": None,
+        "world/plan/gripper_path/left": None, "world/plan/gripper_path/right": None,
+        "world/executed/left_link7": "time", "world/independent/right_link7": "time",
+        "world/independent/colliding_grippers": None, "world/clearance/closest": "time",
+        "clearance/min_m": "time", "clearance/required_m": "time", "clearance/closest_pair": "time",
+        "joints/left_joint1/position": "time", "joints/right_joint7/velocity": "time",
+        "joints/left_joint4/executed": "time", "independent/colliding": "time",
+        "execute/colliding": "time", "sequential/colliding": "time"})
+    # the 125 Hz trajectory posed at every sample; the baseline on its 210 frames
+    assert c.rows["/world/planned/left_link7"] == m["retime.samples"] == c.rows["/clearance/min_m"]
+    assert c.rows["/world/independent/right_link7"] == m["independent.frames"] == 210
+    assert c.rows["/world/executed/left_link7"] > 0.9 * m["retime.samples"]
+
+
+@pytest.mark.skipif(chromium() is None, reason="no chromium (Debian: apt-get install chromium)")
+def test_view_web_draws_the_crossing_run(crossing_run, tmp_path):
+    """``choreograph view --web``'s viewer, loaded by headless Chromium, draws the run."""
+    pytest.importorskip("websockets")
+    proc = serve_web(find_recordings(crossing_run), free_port(), free_port(), out=open(tmp_path / "url", "w"))
+    try:
+        url = (tmp_path / "url").read_text().strip()
+        colors = screenshot(url, tmp_path / "view.png")
+    finally:
+        stop(proc)
+    assert colors >= 1500 and (tmp_path / "view.png").stat().st_size > 50_000
+
+
+def test_a_failed_crossing_run_keeps_its_recording(compose, tmp_path):
+    run = tmp_path / "failed"
+    record = run_config(compose(["pipeline=crossing", "pipeline.frames=5",
+                                 "pipeline.params.goal_poses.left=[0.0,0.0,0.0,1,0,0,0]"], run_dir=run), run)
+    assert not record.ok and record.failed_stage == "plan"
+    c = read_recording(run / "recording.rrd")
+    assert c.under("world/scene") and "/runner" in c.entity_paths   # the scene, and why it failed
 
 
 def test_sigint_during_execution_cancels_and_writes_status(tmp_path):

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from stages.__main__ import run_config
+from tests.recordings import assert_recording
 
 SMALL_CAMERA = ["scene.cameras.scene_camera.resolution=[640,480]"]
 FAST = ["scene.lights.key.castshadow=false"]   # software GL: shadow maps are most of a frame
@@ -30,6 +31,12 @@ def test_perceive_runs_and_scores_the_estimate(compose, tmp_path):
     assert (run / "perception" / "overlay.png").stat().st_size > 10_000
     est = json.loads((run / "perception" / "estimate.json").read_text())
     assert est["foreign_ids"] == [20, 21, 22, 23]
+    c = assert_recording(run, {"world/scene/table": None, "world/executed/peg": "time", "world/camera": None,
+                               "world/camera/image": "time", "world/camera/image/tags": "time",
+                               "world/camera/image/tag_corners": "time", "world/camera/image/peg_fit": "time",
+                               "world/peg_estimate": "time", "world/peg_truth": "time",
+                               "perception/log": "time"})
+    assert "/world/camera/image" in c.static                                 # the pinhole, once
 
 
 def test_peg_out_of_view_is_peg_not_found(compose, tmp_path):
@@ -43,6 +50,7 @@ def test_peg_out_of_view_is_peg_not_found(compose, tmp_path):
     assert status["status"] == "failed" and "peg not found" in status["error"]
     assert _metrics(run)["perception.tags_seen"] == 0
     assert (run / "perception" / "overlay.png").exists()   # the evidence is kept
+    assert_recording(run, {"world/camera/image": "time", "perception/log": "time", "runner": "log_time"})
 
 
 def test_perceive_needs_the_peg_scene(compose, tmp_path):

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from stages.__main__ import run_config
+from tests.recordings import assert_recording
 
 FAST = ["hardware.speed=4.0", "pipeline.stages.execute.video=false"]
 
@@ -25,6 +26,10 @@ def test_one_arm_robot_given_only_by_config_plans_to_a_pose(compose, tmp_path):
     assert m["verify.violations"] == 0 and m["execute.ok"]
     path = np.load(out / "plan" / "path.npz")
     assert list(path["joint_names"]) == [f"left_joint{i}" for i in range(1, 8)]
+    c = assert_recording(out, {"world/planned/left_link7": "time", "world/executed/left_link7": "time",
+                               "world/plan/gripper_path/left": None, "clearance/min_m": "time",
+                               "joints/left_joint7/position": "time"})
+    assert not c.under("joints/right_joint1")   # a one-arm robot
 
 
 def test_lockstep_cartesian_paths_stay_on_their_lines(compose, tmp_path):

@@ -9,6 +9,7 @@ from omegaconf import OmegaConf
 from stages.__main__ import run_config
 from stages.arms.rl.success import check_insertion
 from tests.conftest import CONF
+from tests.recordings import assert_recording
 
 HALF = np.array([0.02, 0.02, 0.07])
 SLOT = np.eye(4)
@@ -81,6 +82,16 @@ def test_reset_from_a_fixed_seed_succeeds_in_physics(compose, tmp_path):
     assert m["grasp.travel_rad"] <= m["grasp.first_reachable_travel_rad"] + 1e-9
     cands = json.loads((run / "reset" / "candidates.json").read_text())
     assert cands["ranked"] and all("reason" in r for r in cands["rejected"])
+    # the recording: every attempt a span, what the camera saw, the grasps, the physics states
+    c = assert_recording(run, {"reset/attempt": "time", "reset/log": "time", "world/executed/peg": "time",
+                               "world/executed/left_hand": "time", "world/camera": None,
+                               "world/camera/image": "time", "world/camera/image/tag_corners": "time",
+                               "world/camera/image/peg_fit": "time", "world/peg_estimate": "time",
+                               "world/grasps/reachable": None})
+    assert c.rows["/world/camera/image"] >= m["reset.attempts"] + 1        # every look, the landing too
+    assert c.rows["/reset/attempt"] == 2 * m["reset.attempts"]             # each span's start and end
+    if cands["rejected"]:
+        assert "/world/grasps/rejected" in c.static
 
 
 @pytest.mark.parametrize("tilt_deg, upright, cause",

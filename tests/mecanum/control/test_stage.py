@@ -10,6 +10,7 @@ from stages.adapters.mecanum.follow import Follow
 from stages.adapters.mecanum.follow_compare import FollowCompare
 from stages.adapters.mecanum.teleop import Teleop
 from tests.conftest import run_cli
+from tests.recordings import assert_recording
 
 NAMED = ["hairpin", "sharp_corner", "s_curve", "straight", "figure_eight"]
 METRICS = ("max_deviation_in", "end_error_in", "time_to_stop_s", "overshoot_in",
@@ -38,6 +39,15 @@ def test_follow_pipeline_on_every_named_path(compose, tmp_path, path):
         rows = list(csv.DictReader(f))
     assert len(rows) == m["follow.ticks"] and {"time_s", "x_in", "power_lf", "deviation_in",
                                                 "active"} <= set(rows[0])
+    if path == "hairpin":   # the recording: the robot every 10 ms tick, requests, motor commands
+        c = assert_recording(run_dir, {
+            "field/tiles": None, "field/path/original": None, "field/path/flat": None,
+            "field/path/vertices": None, "field/robot": "time", "field/robot/footprint": None,
+            "field/robot/velocity": "time", "robot/position_in": "time", "robot/velocity_in_s": "time",
+            "robot/deviation_in": "time", "control/requests/along_path": "time",
+            "control/requests/heading": "time", "motors/power": "time", "motors/volts": "time",
+            "motors/feedforward_v": "time", "control/mode": "time", "plan/speed_in_s": "time"})
+        assert c.rows["/field/robot"] == c.rows["/motors/power"] == m["follow.ticks"]
     for name in ("field.png", "graphs.png"):
         assert (run_dir / "follow" / name).stat().st_size > 10_000
     assert (run_dir / "follow/follow.gif").exists() == (path == "hairpin")

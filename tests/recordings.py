@@ -1,0 +1,25 @@
+"""Reading a run's recording.rrd back with Rerun's own reader, for the pipelines' tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from core.recording_read import RecordingContents, read_recording
+
+
+def assert_recording(run_dir: Path, required: dict[str, str | None]) -> RecordingContents:
+    """``run_dir/recording.rrd`` holds every entity of ``required`` (a path ending ``/*``: at least one
+    entity below it) with the given timeline (``None``: logged static, on no timeline)."""
+    contents = read_recording(Path(run_dir) / "recording.rrd")
+    for entity, timeline in required.items():
+        if entity.endswith("/*"):
+            found = [e for e in contents.under(entity[:-2]) if e != "/" + entity[:-2].strip("/")]
+        else:
+            found = [e for e in contents.entity_paths if e == "/" + entity.strip("/")]
+        assert found, f"{entity} not in {run_dir}/recording.rrd: {contents.entity_paths}"
+        for e in found if not entity.endswith("/*") else found[:1]:
+            if timeline is None:
+                assert e in contents.static, f"{e} is not static: {contents.timelines[e]}"
+            else:
+                assert timeline in contents.timelines[e], f"{e} has no {timeline!r}: {contents.timelines[e]}"
+    return contents
