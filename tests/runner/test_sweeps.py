@@ -6,9 +6,11 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -47,20 +49,22 @@ def _ray(*args: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def ray_head(tmp_path_factory):
+def ray_head():
     """A real Ray head on 127.0.0.1 with token authentication (Ray's default), a fresh token in the
     environment of the head, its nodes and the CLI; stopped, with any node that joined, after."""
     saved = {k: os.environ.get(k) for k in RAY_ENV}
     os.environ.update({"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32),
                        "RAY_USAGE_STATS_ENABLED": "0"})
     port = _free_port()
+    # a short folder: Ray's unix sockets live under it, and their paths may not exceed 107 bytes
+    temp = tempfile.mkdtemp(prefix="ray-", dir="/tmp")
     _ray("start", "--head", "--node-ip-address=127.0.0.1", f"--port={port}", "--num-cpus=2",
-         "--include-dashboard=false", "--object-store-memory=200000000",
-         f"--temp-dir={tmp_path_factory.mktemp('ray')}")
+         "--include-dashboard=false", "--object-store-memory=200000000", f"--temp-dir={temp}")
     try:
         yield f"127.0.0.1:{port}"
     finally:
         subprocess.run([RAY, "stop", "--force"], capture_output=True, timeout=120)
+        shutil.rmtree(temp, ignore_errors=True)
         for k, v in saved.items():
             os.environ.pop(k, None) if v is None else os.environ.__setitem__(k, v)
 
