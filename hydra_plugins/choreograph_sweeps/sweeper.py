@@ -19,7 +19,7 @@ from hydra.core.utils import JobReturn, JobStatus
 from hydra.errors import CompactHydraException
 from hydra.plugins.launcher import Launcher
 from hydra.types import HydraContext, TaskFunction
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 
 from core.errors import SweepError
 from hydra_plugins.choreograph_sweeps.jobs import say
@@ -43,10 +43,9 @@ class ChoreographSweeper(BasicSweeper):
               config: DictConfig) -> None:
         super().setup(hydra_context=hydra_context, task_function=task_function, config=config)
         if self.resume:
-            subdir = config.hydra.sweep._get_node("subdir")._value()
-            if subdir != JOB_SUBDIR:
+            if not _folders_named_by_job(config):
                 raise SweepFailed(f"hydra.sweeper.resume needs hydra.sweep.subdir={JOB_SUBDIR} "
-                                  f"(job folders named by job number), not {subdir!r}")
+                                  "(job folders named by job number)")
             self.launcher = ResumingLauncher(self.launcher, Path(str(config.hydra.sweep.dir)))
 
     def sweep(self, arguments: list[str]) -> Any:
@@ -56,11 +55,16 @@ class ChoreographSweeper(BasicSweeper):
         if values and all(v == DRY_RUN for v in values):
             say("dry run: nothing was submitted (see %s)", sweep_dir)
             return returns
-        if self.config.hydra.sweep._get_node("subdir")._value() == JOB_SUBDIR:
+        if _folders_named_by_job(self.config):
             report([read_job(sweep_dir / str(n)) for n in range(len(values))], sweep_dir)
         elif "failed" in values:  # folders named otherwise: the task's own answers
             raise SweepFailed(f"sweep: {values.count('failed')} of {len(values)} jobs failed in {sweep_dir}")
         return returns
+
+
+def _folders_named_by_job(config: DictConfig) -> bool:
+    """``hydra.sweep.subdir`` as written (not resolved) is the job number."""
+    return OmegaConf.to_container(config.hydra.sweep, resolve=False).get("subdir") == JOB_SUBDIR
 
 
 def report(jobs: list[JobRecord], sweep_dir: Path) -> None:
