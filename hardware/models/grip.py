@@ -7,13 +7,14 @@ instead: here the middle of each long face of the peg carries a grid of square p
 ribs (``add_peg_pockets``: collision geometry only, hidden from the camera — the tagged box stays
 the visual surface and carries the mass) and each finger pad four studs (``add_pad_studs``)
 spaced at a multiple of the pockets' pitch. The ribs are square bars turned 45° with their ridge
-in the face, so no stud can rest on one: a stud slides down a rib's flank into a pocket, where it
-bears on the four ribs round it. The peg's weight and the swings' loads are then carried by
-contact normals, which hold a place: the peg stays put in the fingers (within tens of µm, the
-contacts' softness). Where the fingers land on the peg does not matter — there is a pocket under
-every stud wherever they close; the studs drop in as the fingers close or at the first moves
-(the fingers' opening then falls to its seated width, which ``stages.arms.calibration.peg_motions``
-waits for, swinging the wrist). Both are scene-object builders::
+in the face: a stud slides down a rib's flank into a pocket, where it bears on the four ribs round
+it. The peg's weight and the swings' loads are then carried by contact normals, which hold a
+place: the peg stays put in the fingers (within tens of µm, the contacts' softness). The pockets
+are centred on the face's middle and a multiple of the pitch from it, so a grasp at the middle
+puts every stud over a pocket's centre, half a pitch from any rib (with the ribs' crossings there
+instead, a stud could perch on one: one pick in a few stood 1.4 mm wide and no swing seated it);
+the studs drop in as the fingers close or at the first moves (the fingers' opening then falls to
+its seated width, which ``stages.arms.calibration.peg_motions`` waits for, swinging the wrist). Both are scene-object builders::
 
     grip_pockets:
       kind: hardware.models.grip:add_peg_pockets
@@ -126,13 +127,20 @@ def add_peg_pockets(spec, name: str, params: Mapping[str, Any] | PegPocketsSetti
         for s in (1, -1):
             c = s * (h_face - sink)
             edge = h_across - sink                                        # ribs along the peg, one
-            inner = np.arange(-np.floor(h_across / pitch), np.floor(h_across / pitch) + 1) * pitch
+            inner = _rib_lines(h_across, pitch)
             for u in [-edge, *inner[np.abs(inner) < edge - rib], edge]:   # at each edge: no open pocket
                 box((a, a, half_len), (c, u, 0) if axis == 0 else (u, c, 0), turn=2)
-            for z in np.arange(-np.floor(half_len / pitch), np.floor(half_len / pitch) + 1) * pitch:
+            for z in _rib_lines(half_len, pitch):
                 if abs(z) < half_len - sink:                              # ribs across
                     box((a, h_across, a) if axis == 0 else (h_across, a, a),
                         (c, 0, z) if axis == 0 else (0, c, z), turn=1 if axis == 0 else 0)
+
+
+def _rib_lines(half_m: float, pitch_m: float) -> np.ndarray:
+    """Rib centre lines half a pitch off the face's middle, within ±``half_m``: a pocket is centred
+    on the middle and on every multiple of the pitch from it, where a centred grasp puts the studs."""
+    n = np.ceil(half_m / pitch_m)
+    return (np.arange(-n, n) + 0.5) * pitch_m
 
 
 def add_pad_studs(spec, name: str, params: Mapping[str, Any] | PadStudsSettings, context) -> None:
