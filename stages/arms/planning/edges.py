@@ -113,14 +113,14 @@ class EdgeChecker:
     With ``bubbles`` (and a checker offering ``clearance_query``) states inside a clearance
     bubble of a checked state are proven valid instead of checked (module docstring)."""
 
-    def __init__(self, checker, radii: np.ndarray, step_m: float, bubbles: bool = True):
+    def __init__(self, checker, radii: np.ndarray, step_m: float, bubbles: bool = True, batch=None):
         if step_m <= 0:
             raise ValueError("step_m must be positive")
-        self.checker = checker
+        self.checker, self.batch = checker, batch
         self.radii = np.asarray(radii, float)
         self.step_m = float(step_m)
         self.weights = (pair_motion_weights(checker, self.radii)
-                        if bubbles and hasattr(checker, "clearance_query") else None)
+                        if bubbles and batch is None and hasattr(checker, "clearance_query") else None)
 
     def motion_m(self, a: np.ndarray, b: np.ndarray) -> float:
         """Upper bound on how far any geometry moves along the edge a → b."""
@@ -129,8 +129,14 @@ class EdgeChecker:
     def steps(self, a: np.ndarray, b: np.ndarray) -> int:
         return max(1, int(np.ceil(self.motion_m(a, b) / self.step_m)))
 
+    def interior(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """(n - 1, D): the edge's interior states at the resolution, in bisection order (coarse to fine)."""
+        a = np.asarray(a, float)
+        return a + _fractions(self.steps(a, b)) * (np.asarray(b, float) - a)
+
     def motion_valid(self, a: np.ndarray, b: np.ndarray, a_info=None, b_info=None) -> bool:
-        """Both ends are assumed checked already; the interior states are checked here.
+        """Both ends are assumed checked already; the interior states are checked here (in one
+        batch with a ``batch`` checker: pre-tested together, the rest coarse to fine).
 
         ``a_info``/``b_info``: the ends' ``clearance_query`` results ``(valid, pair_ids,
         bounds)`` when the caller kept them (their bubbles then cover the states near them)."""
@@ -140,8 +146,11 @@ class EdgeChecker:
         a, b = np.asarray(a, float), np.asarray(b, float)
         if self.weights is not None:
             return self._bubble_valid(a, b, n, a_info, b_info)
+        states = a + _fractions(n) * (b - a)   # all interior states at once, bisection order
+        if self.batch is not None:
+            return self.batch.first_invalid(states) < 0
         is_valid = self.checker.is_valid
-        for q in a + _fractions(n) * (b - a):   # all interior states at once, bisection order
+        for q in states:
             if not is_valid(q):
                 return False
         return True

@@ -16,14 +16,17 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from core.errors import PlanningError
+from stages.arms.planning.batch import BatchChecker
+from stages.arms.planning.bounds import GeomBounds
 from stages.arms.planning.cartesian import lockstep_path
 from stages.arms.planning.checker import ClearanceChecker
 from stages.arms.planning.edges import EdgeChecker, joint_radii
 from stages.arms.planning.ik import ArmIK, pose_array
 from stages.arms.planning.ompl_backend import plan_ompl
 from stages.arms.planning.path import JointPath
-from stages.arms.planning.rrt import path_length, rrt_connect, shortcut
+from stages.arms.planning.rrt import path_length, rrt_connect
 from stages.arms.planning.settings import PlannerSettings
+from stages.arms.planning.smoothing import shortcut_batched
 
 
 @dataclass
@@ -72,10 +75,15 @@ class ArmGroup:
         self.touch_checker = ClearanceChecker(model, self.joint_names, 0.0, **kw)
         radii = joint_radii(model, self.joint_names, held=held)
         step = s.edge_step_m or self.clearance_m
-        self.edges = EdgeChecker(self.checker, radii, step, bubbles=s.bubbles)
+        self.batch = BatchChecker(self.checker, s.threads,
+                                  GeomBounds.for_checker(self.checker) if s.pretest else None)
+        # edges in batches (pre-tested, or over threads), else one by one with clearance bubbles
+        batched = s.pretest or s.threads > 1
+        self.edges = EdgeChecker(self.checker, radii, step, bubbles=s.bubbles,
+                                 batch=self.batch if batched else None)
         self._touch_edges = EdgeChecker(self.touch_checker, radii, step, bubbles=s.bubbles)
         # states checked with their clearance bubble, kept by the planner for the edges they end
-        self._query = self.checker.clearance_query if s.bubbles else None
+        self._query = self.checker.clearance_query if s.bubbles and not batched else None
         self.last_timing: dict = {}   # search_s / smooth_s of the last sampling-based plan
         self._slices = {}
         i = 0
@@ -268,13 +276,13 @@ class ArmGroup:
         finally:
             self.last_timing = {"search_s": time.perf_counter() - t_search}
         t_smooth = time.perf_counter()
-        short = shortcut(raw, self.checker.is_valid, self.edges.motion_valid, rng,
-                         s.shortcut_iterations, deadline + 0.5 * s.time_budget_s,
-                         min_gain_rad=s.shortcut_min_gain_rad, query=self._query)
+        short, rounds = shortcut_batched(raw, self.edges, self.batch, rng, deadline + 0.5 * s.time_budget_s,
+                                 s.shortcut_min_gain_rad, s.shortcut_candidates,
+                                 max(1, s.shortcut_iterations // s.shortcut_candidates), s.shortcut_patience)
         self.last_timing = {"search_s": t_smooth - t_search, "smooth_s": time.perf_counter() - t_smooth,
                             "raw_waypoints": len(raw)}
         search = f"ompl {s.name}" if s.backend == "ompl" else "rrt-connect"
-        notes.append(f"{search}: {len(raw)} waypoints, shortcut to {len(short)}")
+        notes.append(f"{search}: {len(raw)} waypoints, shortcut to {len(short)} in {rounds} rounds")
         return prefix + short, notes
 
     def _escape(self, start, moving, rng, deadline) -> np.ndarray:

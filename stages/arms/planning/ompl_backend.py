@@ -120,7 +120,7 @@ def plan_ompl(group, start: np.ndarray, goal: np.ndarray, moving: np.ndarray,
 
         def checkMotion(self, s1, s2, *last_valid):  # noqa: N802 - OMPL's name
             a, b = to_q(s1), to_q(s2)
-            if group.settings.bubbles:   # the end's check also gives its clearance bubble
+            if edges.weights is not None:   # bubbles: the end's check also gives its clearance bubble
                 info = checker.clearance_query(b)
                 return bool(info[0] and edges.motion_valid(a, b, None, info))
             return bool(checker.is_valid(b) and edges.motion_valid(a, b))

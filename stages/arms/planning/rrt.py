@@ -1,4 +1,4 @@
-"""Bidirectional RRT-Connect and shortcutting over any state validity test.
+"""Bidirectional RRT-Connect over any state validity test (shortcutting: smoothing.py).
 
 Pure algorithm: states are NumPy vectors, validity comes from callables, randomness
 from the Generator passed in, so a fixed seed gives the same path.
@@ -121,66 +121,6 @@ def rrt_connect(
         trees.reverse()
     raise PlanningError("timeout", f"RRT-Connect found no path within its time budget "
                                    f"({iterations} iterations, {trees[0].size + trees[1].size} nodes)")
-
-
-def shortcut(
-    path: list[np.ndarray],
-    valid: Callable[[np.ndarray], bool],
-    motion_valid: Callable[[np.ndarray, np.ndarray], bool],
-    rng: np.random.Generator,
-    iterations: int,
-    deadline: float,
-    min_gain_rad: float = 0.0,
-    query: Callable[[np.ndarray], tuple] | None = None,
-) -> list[np.ndarray]:
-    """Random shortcutting: replace sub-paths by straight edges where they are valid,
-    also between points part-way along edges (so corners get cut, not only vertices).
-
-    A candidate whose chord is at most ``min_gain_rad`` shorter than the sub-path it would
-    replace is skipped without checking it. Measured on the crossing: three quarters of the
-    shortcut's clearance checks went into chords saving < 1 mrad (all valid, all useless);
-    skipping chords saving < 10 mrad halves the checks again for paths 0.3 % longer.
-    ``query``: as for :func:`rrt_connect` (both ends of a candidate are queried)."""
-    path = [np.asarray(p, float) for p in path]
-    for _ in range(iterations):
-        if len(path) < 3 or time.perf_counter() >= deadline:
-            break
-        lengths = np.array([np.linalg.norm(b - a) for a, b in zip(path[:-1], path[1:], strict=True)])
-        cum = np.concatenate([[0.0], np.cumsum(lengths)])
-        if cum[-1] <= 0:
-            break
-        s1, s2 = np.sort(rng.uniform(0, cum[-1], 2))
-        i, j = (int(np.searchsorted(cum, s, side="right")) - 1 for s in (s1, s2))
-        if i == j:
-            continue
-        qa = _point_at(path, cum, i, s1)
-        qb = _point_at(path, cum, j, s2)
-        if (s2 - s1) - float(np.linalg.norm(qb - qa)) <= min_gain_rad:
-            continue
-        if query is None:
-            ok = valid(qa) and valid(qb) and motion_valid(qa, qb)
-        else:
-            ia = query(qa)
-            ib = query(qb) if ia[0] else None
-            ok = ia[0] and ib[0] and motion_valid(qa, qb, ia, ib)
-        if ok:
-            path = path[: i + 1] + [qa, qb] + path[j + 1:]
-            path = _drop_duplicates(path)
-    return path
-
-
-def _point_at(path, cum, i, s):
-    seg = cum[i + 1] - cum[i]
-    t = 0.0 if seg <= 0 else (s - cum[i]) / seg
-    return path[i] + (path[i + 1] - path[i]) * t
-
-
-def _drop_duplicates(path, tol: float = 1e-9):
-    out = [path[0]]
-    for q in path[1:]:
-        if np.linalg.norm(q - out[-1]) > tol:
-            out.append(q)
-    return out
 
 
 def path_length(path) -> float:

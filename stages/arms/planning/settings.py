@@ -19,9 +19,16 @@ class PlannerSettings:
     max_step_rad: float = 0.5
     edge_step_m: float | None = None  # geometry motion between edge checks; None = clearance_m
     padding_m: float = 0.002
-    shortcut_iterations: int = 300
+    shortcut_iterations: int = 300     # at most this many chords proposed, ``shortcut_candidates`` a round
+    shortcut_candidates: int = 8       # chords per round, pre-tested together, checked lazily (smoothing.py)
+    shortcut_patience: int = 3         # stop after this many rounds in a row that shorten the path < 0.2 %
     shortcut_min_gain_rad: float = 0.01  # shortcuts saving less joint-space length are not checked
-    bubbles: bool = True  # prove edge states valid from the clearance around checked ones (edges.py)
+    pretest: bool = False  # edges in batches, bounding capsules first: most states proven clear without
+                           # MuJoCo (bounds.py, batch.py); off: in numpy it costs about what it saves
+    threads: int = 1       # > 1: edges in batches, their exact checks on this many threads (each its own
+                           # MjData); the GIL between MuJoCo calls keeps two threads at ~1x
+    bubbles: bool = True   # unbatched edges: states proven valid from the clearance around checked ones
+                           # (edges.py)
     ik_solutions: int = 6
     ik_restarts: int = 40
     goal_combinations: int = 6  # IK combinations tried for pose goals
@@ -35,6 +42,9 @@ class PlannerSettings:
 
     def __post_init__(self):
         require(self.time_budget_s > 0, "time_budget_s", self.time_budget_s, "> 0 (s)")
+        require(1 <= self.threads <= 64, "threads", self.threads, "1 to 64 (threads of exact checks)")
+        require(self.shortcut_candidates >= 1, "shortcut_candidates", self.shortcut_candidates, ">= 1")
+        require(self.shortcut_patience >= 1, "shortcut_patience", self.shortcut_patience, ">= 1")
         require(self.backend != "choreograph" or self.name == "rrt_connect", "name", self.name,
                 "'rrt_connect', the choreograph back-end's one planner (OMPL's planners need "
                 "planner.backend=ompl, e.g. planner=ompl)")
