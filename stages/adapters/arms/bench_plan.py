@@ -3,10 +3,10 @@
 The benchmark is :class:`stages.arms.bench.planning.PlanBenchmark`; its settings are
 :class:`stages.arms.bench.settings.BenchPlanSettings` (``goal_sets``, ``planners``, ``seeds``,
 ``reference``, ``time_budget_s``, ``checker_states``, ``rate_hz``, ``max_deviation_rad``,
-``toppra_repeats``). Goal-set keys: ``poses`` or ``joints`` (per arm; arms not named hold still),
-optionally ``cartesian`` (a lockstep straight-line move from where the first goal ends), ``arms``
-(the group; default all), ``start`` (per arm; default home), ``objects`` (extra scene objects,
-e.g. the walls of a narrow gap), ``seeds`` (default the stage's ``seeds``).
+``toppra_repeats``, ``sets``, ``profile``). Goal-set keys: ``poses`` or ``joints`` (per arm; arms
+not named hold still), optionally ``cartesian`` (a lockstep straight-line move from where the first
+goal ends), ``arms`` (the group; default all), ``start`` (per arm; default home), ``objects`` (extra
+scene objects, e.g. the walls of a narrow gap), ``seeds`` (default the stage's ``seeds``).
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ class BenchPlan(Stage):
         table = plan_table(result, metrics)
         ctx.log.info("\n%s", table)
         # dotted keys are kept as they are by the runner: give them this stage's prefix
-        return StageResult(metrics={f"{ctx.name}.{k}": v for k, v in metrics.items()},
-                           files={"table.md": TextFile(table, ".md"),
-                                  "runs.json": JsonFile(runs_record(result, self.lineup))})
+        files = {"table.md": TextFile(table, ".md"), "runs.json": JsonFile(runs_record(result, self.lineup))}
+        if result.profile:
+            files["profile.txt"] = TextFile(result.profile, ".txt")
+        return StageResult(metrics={f"{ctx.name}.{k}": v for k, v in metrics.items()}, files=files)

@@ -17,7 +17,9 @@ from stages.arms.bench.planning import PlanBenchResult, PlannerLineup
 from stages.arms.bench.settings import OURS
 
 CHECKER_ROWS = ("states", "states_per_s", "bare_states_per_s", "throughput_ratio", "query_states_per_s",
-                "threads2_speedup", "bare_threads2_speedup", "threads_agree")
+                "threads2_speedup", "bare_threads2_speedup", "threads_agree", "batch_states",
+                "batch_states_per_s", "batch_threads2_speedup", "pretest_states_per_s",
+                "pretest_proven_fraction", "pretest_threads2_states_per_s")
 
 
 def ratio(a: float, b: float) -> float:
@@ -69,8 +71,9 @@ def _fmt(v, digits=3):
 def plan_table(result: PlanBenchResult, metrics: dict[str, Any]) -> str:
     """table.md: one row per goal set and planner, then the checker's and the retimer's figures."""
     lines = ["| goal set | planner | seeds | success | median s | p90 s | search median s | "
-             "smooth median s | length rad | checks | median ours/OMPL |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "smooth median s | length rad | checks | 125 Hz samples: violations, min clearance mm | "
+             "median ours/OMPL |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for name, per in result.summaries.items():
         r = metrics.get(f"{name}.time_ratio_vs_ompl", "n/a")
         for p, s in per.items():
@@ -78,6 +81,7 @@ def plan_table(result: PlanBenchResult, metrics: dict[str, Any]) -> str:
                          f"{_fmt(s.median_time_s)} | {_fmt(s.p90_time_s)} | "
                          f"{_fmt(s.search_median_time_s, 4)} | {_fmt(s.smooth_median_time_s)} | "
                          f"{_fmt(s.path_length_rad, 2)} | {_fmt(s.checks, 0)} | "
+                         f"{s.violations} of {s.samples}, {_fmt(s.min_clearance_m * 1000, 1)} | "
                          f"{_fmt(r, 2) if p == OURS else ''} |")
     c = {k.split(".", 1)[1]: v for k, v in metrics.items() if k.startswith("checker.")}
     lines += ["", "| checker | value |", "|---|---|"]

@@ -17,7 +17,10 @@ thread), and our retimer's duration against TOPP-RA's on the crossing paths.
 from __future__ import annotations
 
 import copy
+import cProfile
+import io
 import logging
+import pstats
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
@@ -27,8 +30,10 @@ import numpy as np
 
 from core.errors import ChoreographError, ConfigError, PlanningError
 from core.settings import from_config
+from stages.arms.bench.samples import sample_clearance
 from stages.arms.bench.settings import OURS, BenchPlanSettings, GoalSetSettings
-from stages.arms.bench.throughput import checker_throughput, load_average, threads_agree
+from stages.arms.bench.throughput import batch_throughput, checker_throughput, load_average, threads_agree
+from stages.arms.planning.bounds import GeomBounds
 from stages.arms.planning.goals import make_group, start_configuration
 from stages.arms.planning.path import JointPath
 from stages.arms.planning.rrt import path_length
@@ -94,6 +99,9 @@ class PlanRun:
     length_rad: float
     error: str | None
     path: np.ndarray | None = None
+    samples: int = 0                            # 125 Hz samples of the retimed path, each re-checked
+    violations: int = 0                         # of them closer than the clearance
+    min_clearance_m: float = float("nan")
 
     def record(self) -> dict[str, Any]:
         """runs.json's row: everything but the path."""
@@ -154,6 +162,9 @@ class PlanSummary:
     path_length_rad: float
     checks: float
     runs: int
+    samples: int             # retimed at the rate, every sample re-checked at the clearance
+    violations: int
+    min_clearance_m: float
 
 
 def summarize(runs: list[PlanRun]) -> PlanSummary:
@@ -170,7 +181,10 @@ def summarize(runs: list[PlanRun]) -> PlanSummary:
                        smooth_median_time_s=med("smooth_s", runs),
                        path_length_rad=med("length_rad", ok),
                        checks=med("checks", runs),
-                       runs=len(runs))
+                       runs=len(runs),
+                       samples=sum(r.samples for r in ok),
+                       violations=sum(r.violations for r in ok),
+                       min_clearance_m=min((r.min_clearance_m for r in ok), default=float("nan")))
 
 
 @dataclass
@@ -186,6 +200,16 @@ class PlanBenchResult:
     retime: dict[str, Any] = field(default_factory=dict)    # ours vs TOPP-RA on the first set's paths
     ompl_available: bool = True
     load_average_1min: float = float("nan")
+    profile: str | None = None                              # choreograph's plans under cProfile
+
+
+def profile_text(profiler, rows: int = 25) -> str:
+    """The profiled plans' functions by their own time (the largest ``rows``), then by cumulative time."""
+    out = io.StringIO()
+    stats = pstats.Stats(profiler, stream=out).strip_dirs()
+    stats.sort_stats("tottime").print_stats(rows)
+    stats.sort_stats("cumulative").print_stats(rows)
+    return out.getvalue()
 
 
 # ------------------------------------------------------------------------- the benchmark
@@ -213,7 +237,7 @@ class PlanBenchmark:
     def run(self, world, seed: int, progress: Callable = _no_progress,
             log: logging.Logger = _log) -> PlanBenchResult:
         """Every plan (interleaved, seed by seed), then the checks' and the retimer's figures."""
-        goal_sets, planners = self.settings.goal_sets, self.lineup.settings
+        goal_sets, planners = self.settings.active_sets, self.lineup.settings
         base_seed = int(self.lineup.seed if self.lineup.seed is not None else seed)
         seeds = {name: self.settings.seeds_of(name) for name in goal_sets}
         jobs = [(name, k) for name in goal_sets for k in range(seeds[name])]
@@ -223,6 +247,7 @@ class PlanBenchmark:
         runs: dict[str, dict[str, list[PlanRun]]] = {n: {p: [] for p in planners} for n in goal_sets}
         ik_times: dict[str, list[float]] = {n: [] for n in goal_sets}
         notes: dict[str, str] = {}
+        profiler = cProfile.Profile() if self.settings.profile else None
         for name, k in progress(jobs, desc="bench_plan"):
             spec = goal_sets[name]
             if name not in groups:
@@ -242,7 +267,14 @@ class PlanBenchmark:
             ik_times[name].append(time.perf_counter() - t0)
             for p in planners:   # interleaved, seed by seed, so load drifts hit all alike
                 rng = np.random.default_rng([base_seed, k, 2])
-                runs[name][p].append(plan_once(groups[name][p], spec, start, goal_qs, moving, rng))
+                if p == OURS and profiler is not None:
+                    profiler.enable()
+                run = plan_once(groups[name][p], spec, start, goal_qs, moving, rng)
+                if p == OURS and profiler is not None:
+                    profiler.disable()
+                if run.ok:
+                    self.check_samples(worlds[name], groups[name][p], run)
+                runs[name][p].append(run)
 
         summaries = {name: {p: summarize(rs) for p, rs in per.items()} for name, per in runs.items()}
         for name, per in runs.items():
@@ -251,7 +283,8 @@ class PlanBenchmark:
                 if fails:
                     log.info("%s / %s: %d failures, e.g. %s", name, p, len(fails), fails[0])
         result = PlanBenchResult(runs, summaries, seeds, ik_times, notes,
-                                 ompl_available=self.lineup.ompl_missing is None)
+                                 ompl_available=self.lineup.ompl_missing is None,
+                                 profile=profile_text(profiler) if profiler is not None else None)
 
         # checker throughput over states along the planned crossing-like paths and around home
         first = next(iter(goal_sets))
@@ -261,9 +294,18 @@ class PlanBenchmark:
         log.info("checker throughput over %d states", len(states))
         result.checker = checker_throughput(group.checker, states)
         result.checker["threads_agree"] = threads_agree(group.checker, states[:600])
+        result.checker.update(batch_throughput(group.checker, GeomBounds.for_checker(group.checker), states))
         result.retime = self.retime_vs_toppra(worlds[first], group, runs[first][OURS], log)
         result.load_average_1min = load_average()
         return result
+
+    def check_samples(self, world, group, run: PlanRun) -> None:
+        """The path retimed at the rate and every sample re-checked at the clearance (into ``run``)."""
+        s = self.settings
+        checked = sample_clearance(world, group.joint_names, run.path, s.rate_hz, s.max_deviation_rad,
+                                   group.exact_checker)
+        run.samples, run.violations = checked["samples"], checked["violations"]
+        run.min_clearance_m = checked["min_clearance_m"]
 
     def checker_states(self, group, runs: list[PlanRun], start, rng) -> np.ndarray:
         """Half: states along the smoothed paths at the edge resolution; half: random near home."""

@@ -18,15 +18,12 @@ from typing import Any
 import numpy as np
 
 from core.errors import PlanningError
+from stages.arms.bench.samples import sample_clearance
 from stages.arms.bench.settings import BenchRobotSettings
 from stages.arms.bench.throughput import checker_throughput
 from stages.arms.planning.checker import ClearanceChecker
 from stages.arms.planning.goals import make_group
-from stages.arms.planning.path import JointPath
 from stages.arms.planning.settings import PlannerSettings
-from stages.arms.retiming.retime import retime_with_report
-from stages.arms.verification.clearance import check_clearance
-from stages.arms.world import limits_for
 
 
 def _no_progress(items, **_):
@@ -63,19 +60,9 @@ def plan_seed(world, group, start, settings: BenchRobotSettings, seed: int) -> d
     except PlanningError as e:
         return {"seed": seed, "ok": False, "error": str(e)}
     plan_s = time.perf_counter() - t0
-    vel, acc = limits_for(world, group.joint_names)
-    path = JointPath(group.joint_names, result.path.waypoints)
-    checker = ClearanceChecker.for_world(world, group.joint_names, world.clearance_m)
-    # as pipeline=plan's verify stage repairs: corner blends tightened down to the checked polyline
-    d = settings.max_deviation_rad
-    for deviation in (d, d / 4, d / 16, 0.0):
-        traj = retime_with_report(path, vel, acc, settings.rate_hz, max_deviation_rad=deviation).trajectory
-        clear = check_clearance(checker, traj)
-        if clear.violations == 0:
-            break
-    return {"seed": seed, "ok": True, "plan_time_s": plan_s, "samples": int(clear.distances_m.size),
-            "min_clearance_m": clear.min_clearance_m, "violations": clear.violations,
-            "max_deviation_rad": deviation, "worst_pair": list(clear.pairs[clear.worst_sample])}
+    checked = sample_clearance(world, group.joint_names, result.path.waypoints, settings.rate_hz,
+                               settings.max_deviation_rad)
+    return {"seed": seed, "ok": True, "plan_time_s": plan_s, **checked}
 
 
 def robot_benchmark(world, settings: BenchRobotSettings, planner: PlannerSettings, seed: int,

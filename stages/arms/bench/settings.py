@@ -52,15 +52,23 @@ class BenchPlanSettings:
     rate_hz: float = 125.0                       # the retimer's, for the TOPP-RA comparison
     max_deviation_rad: float = 0.02
     toppra_repeats: int = 1
+    sets: tuple[str, ...] | None = None          # run only these goal sets (None = all)
+    profile: bool = False                        # profile.txt: where choreograph's plan time goes (cProfile)
 
     def __post_init__(self):
         require(bool(self.goal_sets), "goal_sets", self.goal_sets, "a mapping of goal-set names to goals")
+        require(self.sets is None or (len(self.sets) > 0 and set(self.sets) <= set(self.goal_sets)), "sets",
+                self.sets, f"null (all) or a list of the goal sets {sorted(self.goal_sets)}")
         require(OURS in self.planners, "planners", sorted(self.planners),
                 f"a mapping of labels to planner settings that includes {OURS!r}")
         require(self.seeds >= 1, "seeds", self.seeds, ">= 1")
         require(self.checker_states >= 10, "checker_states", self.checker_states, ">= 10")
         require(self.rate_hz > 0, "rate_hz", self.rate_hz, "> 0 (Hz)")
         require(self.toppra_repeats >= 1, "toppra_repeats", self.toppra_repeats, ">= 1")
+
+    @property
+    def active_sets(self) -> dict[str, GoalSetSettings]:
+        return {k: v for k, v in self.goal_sets.items() if self.sets is None or k in self.sets}
 
     def seeds_of(self, goal_set: str) -> int:
         return self.goal_sets[goal_set].seeds or self.seeds

@@ -70,6 +70,34 @@ def checker_throughput(checker, states: np.ndarray, repeats: int = 5) -> dict[st
             "bare_threads2_speedup": best["bare"] / best["bare2"]}
 
 
+def batch_throughput(checker, bounds, states: np.ndarray, chunk: int = 64,
+                     repeats: int = 5) -> dict[str, float]:
+    """Edges as the planner checks them: the valid ``states`` in batches of ``chunk`` through
+    :class:`BatchChecker`, MuJoCo only on one thread and on two, and with the pre-test (``bounds``)
+    first (best of ``repeats``, interleaved)."""
+    from stages.arms.planning.batch import BatchChecker
+
+    states = np.asarray([q for q in states if checker.is_valid(q)])
+    batches = [states[i:i + chunk] for i in range(0, len(states), chunk)]
+    checkers = {"exact1": BatchChecker(checker, 1), "exact2": BatchChecker(checker, 2),
+                "pretest1": BatchChecker(checker, 1, bounds), "pretest2": BatchChecker(checker, 2, bounds)}
+    best = dict.fromkeys(checkers, np.inf)
+    for _ in range(repeats):
+        for key, batch in checkers.items():
+            t0 = time.perf_counter()
+            for b in batches:
+                batch.first_invalid(b)
+            best[key] = min(best[key], time.perf_counter() - t0)
+    proven = checkers["pretest1"].proven / (repeats * len(states))
+    for batch in checkers.values():
+        batch.close()
+    n = len(states)
+    return {"batch_states": n, "batch_states_per_s": n / best["exact1"],
+            "batch_threads2_speedup": best["exact1"] / best["exact2"],
+            "pretest_states_per_s": n / best["pretest1"], "pretest_proven_fraction": proven,
+            "pretest_threads2_states_per_s": n / best["pretest2"]}
+
+
 def threads_agree(checker, states: np.ndarray) -> bool:
     """Two threads give the same answers as one (the property the speed-up relies on)."""
     single = [checker.is_valid(q) for q in states]

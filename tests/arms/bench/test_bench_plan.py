@@ -20,7 +20,10 @@ def test_bench_crossing_goals_are_the_crossing_pipelines():
     bench = OmegaConf.load(CONF / "pipeline/bench_plan.yaml")
     crossing = OmegaConf.load(CONF / "pipeline/crossing.yaml")
     # the built-in robot's crossing goals (a robot may bring its own: robot.extra.crossing_goal_poses)
-    assert OmegaConf.to_container(bench.goal_poses) == OmegaConf.to_container(crossing.params.goal_poses)
+    built_in = OmegaConf.to_container(bench.params.goal_poses)
+    assert built_in == OmegaConf.to_container(crossing.params.goal_poses)
+    raw = [OmegaConf.to_container(c, resolve=False)["goal_poses"] for c in (bench, crossing)]
+    assert raw[0] == raw[1]   # the same choice: the robot's own crossing goals first
     crossing_set = OmegaConf.to_container(bench.stages.bench_plan.goal_sets.crossing, resolve=False)
     assert crossing_set["poses"] == "${pipeline.goal_poses}"
 

@@ -9,8 +9,8 @@ from stages.arms.bench.planning import PlanBenchResult, PlannerLineup, PlanRun, 
 
 
 def _result() -> PlanBenchResult:
-    ok = PlanRun(True, 0.2, 0.1, 0.1, 100, 2.5, None, np.zeros((2, 3)))
-    slow = PlanRun(True, 0.4, 0.3, 0.1, 300, 3.0, None, np.zeros((2, 3)))
+    ok = PlanRun(True, 0.2, 0.1, 0.1, 100, 2.5, None, np.zeros((2, 3)), 250, 0, 0.0061)
+    slow = PlanRun(True, 0.4, 0.3, 0.1, 300, 3.0, None, np.zeros((2, 3)), 300, 1, 0.0049)
     failed = PlanRun(False, 1.0, 1.0, 0.0, 50, math.nan, "timeout")
     runs = {"crossing": {"choreograph": [ok, failed], "ompl_RRTConnect": [slow, slow]}}
     summaries = {n: {p: summarize(rs) for p, rs in per.items()} for n, per in runs.items()}
@@ -22,10 +22,10 @@ def _result() -> PlanBenchResult:
 def test_metrics_keep_their_names_order_and_ratios():
     m = plan_metrics(_result(), "ompl_RRTConnect")
     keys = list(m)
-    assert keys[:8] == [f"crossing.choreograph.{k}" for k in (
+    assert keys[:11] == [f"crossing.choreograph.{k}" for k in (
         "success_rate", "median_time_s", "p90_time_s", "search_median_time_s", "smooth_median_time_s",
-        "path_length_rad", "checks", "runs")]
-    assert keys[16:] == ["crossing.seeds", "crossing.ik_median_time_s", "crossing.time_ratio_vs_ompl",
+        "path_length_rad", "checks", "runs", "samples", "violations", "min_clearance_m")]
+    assert keys[22:] == ["crossing.seeds", "crossing.ik_median_time_s", "crossing.time_ratio_vs_ompl",
                          "crossing.search_time_ratio_vs_ompl", "crossing.checks_ratio_vs_ompl",
                          "checker.states", "checker.states_per_s", "checker.threads_agree", "retime.paths",
                          "ompl_available", "load_average_1min"]
@@ -34,6 +34,9 @@ def test_metrics_keep_their_names_order_and_ratios():
     assert m["crossing.time_ratio_vs_ompl"] == 0.6 / 0.4      # medians, failures at the time they took
     assert m["crossing.ik_median_time_s"] == 0.02
     assert m["load_average_1min"] == "n/a"
+    # every 125 Hz sample of the successes re-checked: summed, and the closest over all of them
+    assert (m["crossing.ompl_RRTConnect.samples"], m["crossing.ompl_RRTConnect.violations"]) == (600, 2)
+    assert m["crossing.choreograph.min_clearance_m"] == 0.0061
 
 
 def test_without_the_reference_there_is_no_ratio_and_the_table_says_n_a():
@@ -41,7 +44,8 @@ def test_without_the_reference_there_is_no_ratio_and_the_table_says_n_a():
     m = plan_metrics(result, "ompl_RRTstar")
     assert "crossing.time_ratio_vs_ompl" not in m
     table = plan_table(result, m)
-    assert "| crossing | choreograph | 2 | 50% | 0.600 | 0.920 | 0.5500 | 0.050 | 2.50 | 75 | n/a |" in table
+    assert ("| crossing | choreograph | 2 | 50% | 0.600 | 0.920 | 0.5500 | 0.050 | 2.50 | 75 | "
+            "0 of 250, 6.1 | n/a |") in table
     assert "| threads_agree | True |" in table and "| paths | 0 |" in table
 
 
@@ -49,5 +53,6 @@ def test_runs_json_leaves_the_paths_out_and_keeps_the_planner_configs():
     lineup = PlannerLineup({"choreograph": {"backend": "choreograph"}}, {})
     record = runs_record(_result(), lineup)
     row = record["runs"]["crossing"]["choreograph"][1]
-    assert list(row) == ["ok", "time_s", "search_s", "smooth_s", "checks", "length_rad", "error"]
+    assert list(row) == ["ok", "time_s", "search_s", "smooth_s", "checks", "length_rad", "error", "samples",
+                         "violations", "min_clearance_m"]
     assert row["error"] == "timeout" and record["planners"] == lineup.configs
