@@ -8,13 +8,14 @@ ribs (``add_peg_pockets``: collision geometry only, hidden from the camera — t
 the visual surface and carries the mass) and each finger pad four studs (``add_pad_studs``)
 spaced at a multiple of the pockets' pitch. The ribs are square bars turned 45° with their ridge
 in the face: a stud slides down a rib's flank into a pocket, where it bears on the four ribs round
-it. The peg's weight and the swings' loads are then carried by contact normals, which hold a
-place: the peg stays put in the fingers (within tens of µm, the contacts' softness). The pockets
-are centred on the face's middle and a multiple of the pitch from it, so a grasp at the middle
-puts every stud over a pocket's centre, half a pitch from any rib (with the ribs' crossings there
-instead, a stud could perch on one: one pick in a few stood 1.4 mm wide and no swing seated it);
-the studs drop in as the fingers close or at the first moves (the fingers' opening then falls to
-its seated width, which ``stages.arms.calibration.peg_motions`` waits for, swinging the wrist). Both are scene-object builders::
+it. The peg's weight and the swings' loads are then carried by contact normals, which hold a place:
+the peg stays put in the fingers (within tens of µm, the contacts' softness). The pockets are
+centred on the face's middle and a multiple of the pitch from it, so a grasp at the middle puts
+every stud over a pocket's centre, half a pitch from any rib (with the ribs' crossings there
+instead, a stud could perch on one: one pick in a few stood 1.4 mm wide and no swing seated it); the
+studs drop in as the fingers close or at the first moves (the fingers' opening then falls to its
+seated width, which ``stages.arms.calibration.peg_motions`` waits for, swinging the wrist). Both are
+scene-object builders::
 
     grip_pockets:
       kind: hardware.models.grip:add_peg_pockets
