@@ -36,11 +36,15 @@ def test_small_bench_run_reports_every_key(compose, tmp_path):
     status = json.loads((out / "status.json").read_text())
     assert record.ok, status
     m = json.loads((out / "metrics.json").read_text())
-    planners = ["choreograph"] + (["ompl_RRTConnect"] if HAVE_OMPL else [])
+    planners = ["choreograph", "pretest", "threads2"] + (["ompl_RRTConnect"] if HAVE_OMPL else [])
     for goal_set in ("crossing", "narrow_gap", "near_poses", "cartesian", "single_arm"):
         for p in planners:
             for key in ("success_rate", "median_time_s", "p90_time_s", "path_length_rad", "checks"):
                 assert f"bench_plan.{goal_set}.{p}.{key}" in m
+            # every plan retimed at 125 Hz and every sample re-checked at the clearance
+            assert m[f"bench_plan.{goal_set}.{p}.samples"] > 0
+            assert m[f"bench_plan.{goal_set}.{p}.violations"] == 0
+            assert m[f"bench_plan.{goal_set}.{p}.min_clearance_m"] >= 0.005
         if HAVE_OMPL:
             assert f"bench_plan.{goal_set}.time_ratio_vs_ompl" in m
     for p in planners:
@@ -48,6 +52,8 @@ def test_small_bench_run_reports_every_key(compose, tmp_path):
     for key in ("states_per_s", "bare_states_per_s", "throughput_ratio", "threads2_speedup"):
         assert m[f"bench_plan.checker.{key}"] > 0
     assert m["bench_plan.checker.threads_agree"] is True
+    assert 0.5 < m["bench_plan.checker.pretest_proven_fraction"] <= 1.0
+    assert m["bench_plan.checker.batch_threads2_speedup"] > 0
     if "bench_plan.retime.toppra_ratio_median" in m:
         assert m["bench_plan.retime.toppra_ratio_median"] <= 1.02
     table = (out / "bench_plan" / "table.md").read_text()
@@ -67,3 +73,26 @@ def test_bad_bench_config_fails_before_anything_runs(compose, tmp_path, bad, mat
     status = json.loads((out / "status.json").read_text())
     assert not record.ok and match in status["error"]
     assert not (out / "bench_plan").exists()
+
+
+def test_a_real_robot_benchmarks_its_own_crossing_with_a_profile(compose, tmp_path):
+    out = tmp_path / "run"
+    cfg = compose(["pipeline=bench_plan", "robot=twin_jaco", "pipeline.params.sets=[crossing]",
+                   "pipeline.params.crossing_seeds=2", "pipeline.stages.bench_plan.checker_states=100",
+                   "pipeline.stages.bench_plan.profile=true",
+                   "pipeline.stages.bench_plan.planners={choreograph:{backend:choreograph}}"], run_dir=out)
+    assert cfg.pipeline.stages.bench_plan.goal_sets.crossing.poses == cfg.robot.extra.crossing_goal_poses
+    record = run_config(cfg, out)
+    assert record.ok, record.error
+    m = json.loads((out / "metrics.json").read_text())
+    assert m["bench_plan.crossing.choreograph.success_rate"] == 1.0
+    assert m["bench_plan.crossing.choreograph.violations"] == 0
+    assert not any(k.startswith("bench_plan.narrow_gap") for k in m)      # only the sets asked for
+    assert "clearance_query" in (out / "bench_plan" / "profile.txt").read_text()
+
+
+def test_an_unknown_goal_set_fails_naming_the_key_and_the_sets(compose, tmp_path):
+    out = tmp_path / "run"
+    record = run_config(compose(["pipeline=bench_plan", "pipeline.params.sets=[crosing]"], run_dir=out), out)
+    assert not record.ok
+    assert "pipeline.stages.bench_plan.sets" in str(record.error) and "'crossing'" in str(record.error)
