@@ -8,15 +8,10 @@ import pytest
 from omegaconf import OmegaConf
 
 from core.errors import ConfigError
-from stages.arms.planning.bounds import (
-    BoundingBox,
-    BoundingCapsule,
-    GeomBounds,
-    GeomKinematics,
-    bounding_capsule,
-    segment_distances_m,
-)
+from stages.arms.planning.bounding_volumes import BoundingBox, BoundingCapsule, bounding_capsule
+from stages.arms.planning.bounds import GeomBounds, segment_distances_m
 from stages.arms.planning.checker import ClearanceChecker
+from stages.arms.planning.geom_kinematics import GeomKinematics
 from stages.arms.planning.held import HeldObject
 from tests.conftest import CONF
 
