@@ -5,13 +5,17 @@ For every goal set (:class:`GoalSetSettings`) and seed, the goal configurations 
 interleaved seed by seed, with the same :class:`ClearanceChecker`, the same :class:`EdgeChecker`
 and the same shortcutting. Per planner and goal set it reports the success rate, the median and
 90th-percentile planning time (search + smoothing; the search alone as ``search_*``), the
-joint-space path length after smoothing and the number of clearance checks, and the ratio of
-medians choreograph / OMPL RRTConnect (:mod:`stages.arms.bench.plan_report`).
+joint-space path length after smoothing, the number of clearance checks, every successful plan
+retimed at the rate with every sample re-checked at the true clearance (violations, the closest
+sample), and the ratio of medians choreograph / OMPL RRTConnect (:mod:`stages.arms.bench.plan_report`).
+``sets`` runs some goal sets only (a real robot's own crossing); ``profile`` keeps a cProfile of
+choreograph's plans.
 
 It also measures, in the same run: the checker's states per second against a bare
 ``mj_kinematics`` + ``mj_collision`` loop over the same states on the same model (the floor
 of any Python-driven check), the speed-up of checking in two threads (one ``MjData`` per
-thread), and our retimer's duration against TOPP-RA's on the crossing paths.
+thread), batches through the :class:`BatchChecker` with and without the pre-test, and our
+retimer's duration against TOPP-RA's on the crossing paths.
 """
 
 from __future__ import annotations

@@ -2,8 +2,9 @@
 
 :func:`checker_throughput` times the checker's ``is_valid`` and a bare ``mj_kinematics`` +
 ``mj_collision`` loop over the same states on the same model (best of ``repeats``, interleaved),
-each in one thread and split over two (one ``MjData`` per thread). :func:`threads_agree` checks
-the property the two-thread speed-up relies on.
+each in one thread and split over two (one ``MjData`` per thread); :func:`batch_throughput` the
+batched checker as edges use it (MuJoCo on one thread and two, and the pre-test first).
+:func:`threads_agree` checks the property the two-thread speed-up relies on.
 """
 
 from __future__ import annotations
