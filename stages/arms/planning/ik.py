@@ -17,6 +17,9 @@ import numpy as np
 
 from core.errors import PlanningError
 
+STALL_WINDOW = 10     # iterations: a restart must cut its error (m and rad together) ...
+STALL_RATIO = 0.9     # ... to this fraction of what it was a window ago, or it is given up
+
 
 @dataclass(frozen=True)
 class IKSolution:
@@ -91,11 +94,17 @@ class ArmIK:
         q = np.clip(np.asarray(q0, float), self.lower, self.upper)
         jacp = np.zeros((3, self.model.nv))
         jacr = np.zeros((3, self.model.nv))
-        for _ in range(iterations):
+        window_err = np.inf
+        for k in range(iterations):
             d = self._set(q)
             err = self._error(d, target)
             if np.linalg.norm(err[:3]) < tol_m and np.linalg.norm(err[3:]) < tol_rad:
                 return IKSolution(q, float(np.linalg.norm(err[:3])), float(np.linalg.norm(err[3:])))
+            if k % STALL_WINDOW == 0:   # a restart stuck at a limit or a singularity is dropped
+                e = float(np.linalg.norm(err))
+                if e > STALL_RATIO * window_err:
+                    return None
+                window_err = e
             mujoco.mj_jacSite(self.model, d, jacp, jacr, self.site_id)
             jac = np.vstack([jacp[:, self.dof_adr], jacr[:, self.dof_adr]])
             dq = jac.T @ np.linalg.solve(jac @ jac.T + damping**2 * np.eye(6), err)
