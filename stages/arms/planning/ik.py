@@ -3,7 +3,10 @@
 Damped least squares on MuJoCo's site Jacobian (``mj_jacSite``) from seeded restarts,
 joint limits enforced by clamping every step. Solutions closer than
 ``distinct_rad`` to one already found are dropped; the rest come back ordered by
-distance from the seed configuration.
+distance from the seed configuration. A restart whose error stops falling (not below
+``STALL_RATIO`` of its value ``STALL_WINDOW`` iterations before: stuck at a limit or a
+singularity) is given up; running those to the last iteration was 92 % of the time
+a crossing's goal configurations took.
 
 A pose is ``[x, y, z, qw, qx, qy, qz]`` in the world frame.
 """
