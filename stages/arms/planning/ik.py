@@ -5,8 +5,9 @@ joint limits enforced by clamping every step. Solutions closer than
 ``distinct_rad`` to one already found are dropped; the rest come back ordered by
 distance from the seed configuration. A restart whose error stops falling (not below
 ``STALL_RATIO`` of its value ``STALL_WINDOW`` iterations before: stuck at a limit or a
-singularity) is given up; running those to the last iteration was 92 % of the time
-a crossing's goal configurations took.
+singularity) is given up; running those to the last iteration was most of the time a
+crossing's goal configurations took (``crossing.ik_median_time_s`` of ``pipeline=bench_plan``:
+0.24 s before, 0.056 s after, on the built-in robot).
 
 A pose is ``[x, y, z, qw, qx, qy, qz]`` in the world frame.
 """
