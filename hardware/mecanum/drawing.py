@@ -11,18 +11,10 @@ import io
 
 import numpy as np
 
+from core.plotting import pyplot
 from hardware.mecanum.kinematics import footprint_corners
 
 FIELD_IN, TILE_IN = 144.0, 24.0
-
-
-def _plt():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
 
 
 def draw_field(ax, size_in: float = FIELD_IN, tile_in: float = TILE_IN) -> None:
@@ -82,7 +74,7 @@ def path_figure(points: np.ndarray, entry_speed_in_s: np.ndarray, vmax: float, *
     """Left: the field with the original and relaxed curves, the flattened segments
     coloured by entry speed and the robot's footprint at ``poses`` (x, y, heading rows).
     Right (when ``focus`` is given): a ``zoom_in``-inch close-up around that point."""
-    plt = _plt()
+    plt = pyplot()
     panels = 1 if focus is None else 2
     fig, axes = plt.subplots(1, panels, figsize=(7.2 * panels, 6.6), squeeze=False)
     for n, ax in enumerate(axes[0]):
@@ -112,7 +104,7 @@ def speed_profile_figure(s_in, speed_in_s, vertex_s_in, entry_speed_in_s, corner
                          max_speed_in_s: float, title: str = ""):
     """Speed against arc length: the planned profile, the table's entry speeds and the caps
     the turns alone would set."""
-    plt = _plt()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(8, 3.8))
     cap = np.minimum(np.asarray(corner_speed_in_s, dtype=float), max_speed_in_s)
     ax.plot(vertex_s_in, cap, ".", color="#ff7f0e", markersize=4, label="turn cap at vertex")
@@ -134,7 +126,7 @@ def animation_frames(path_points: np.ndarray, poses: np.ndarray, times_s: np.nda
                      footprint_in=(18.0, 18.0), max_frames: int = 48, dpi: int = 60,
                      title: str = "") -> list[np.ndarray]:
     """RGB frames of the robot's footprint moving along ``poses`` over the field."""
-    plt = _plt()
+    plt = pyplot()
     from matplotlib.patches import Polygon
 
     fig, ax = plt.subplots(figsize=(5, 5), dpi=dpi)

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from core.plotting import pyplot
 from stages.sweeps.jobs import JobRecord
 from stages.sweeps.settings import PivotSettings
 from stages.sweeps.tables import groups, statistic
@@ -13,20 +14,11 @@ from stages.sweeps.tables import groups, statistic
 COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf")
 
 
-def _plt():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
 def sweep_figure(jobs: Sequence[JobRecord], metrics: Sequence[str], group_by: Sequence[str],
                  pivot: PivotSettings | None = None):
     """With a pivot: bars of each cell's median (rows on the x axis, a bar per column value).
     Without: every job's value as a dot per group, the group's median as a bar."""
-    plt = _plt()
+    plt = pyplot()
     fig, axes = plt.subplots(len(metrics), 1, figsize=(9, 2.6 * len(metrics)), squeeze=False)
     for ax, metric in zip(axes[:, 0], metrics, strict=True):
         if pivot is not None:

@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from core.plotting import pyplot
 from stages.arms.bench.execution import ExecutionBenchResult
 
 
 def histogram(result: ExecutionBenchResult, bins: int):
     """A matplotlib figure: start skews of both executors, and the cancel latencies."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     records, m = result.runs, result.figures
     sync = np.array([r.start_skew_s for r in records]) * 1e3

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from core.plotting import pyplot
+
 
 def residual_plot(fit):
     """Per-spot position residuals and per-joint observability of an extrinsics fit."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 3.2))
     n = np.arange(len(fit.residuals))
@@ -32,10 +31,7 @@ def residual_plot(fit):
 
 def per_view_errors_figure(result):
     """Per-view RMS reprojection errors of a ChArUco intrinsics calibration (an IntrinsicsResult)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, ax = plt.subplots(figsize=(7, 3))
     names = list(result.per_view_rms_px)

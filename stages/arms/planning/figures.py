@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
+from core.plotting import pyplot
+
 
 def gripper_paths_figure(group_paths, baseline_paths):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
     colours = {"left": "tab:blue", "right": "tab:orange"}

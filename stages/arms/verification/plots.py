@@ -4,18 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-
-def _plt():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
+from core.plotting import pyplot
 
 
 def clearance_figure(report, title: str = "clearance over time"):
-    plt = _plt()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(8, 3.2))
     ax.plot(report.times_s, report.distances_m * 1000, lw=1.2, label="smallest distance")
     ax.axhline(report.clearance_m * 1000, color="r", ls="--", lw=1, label="clearance")
@@ -35,7 +28,7 @@ def clearance_figure(report, title: str = "clearance over time"):
 
 def joint_profiles_figure(traj, lower, upper, vel, acc):
     """Positions normalized to their range, velocities and accelerations to their limits."""
-    plt = _plt()
+    plt = pyplot()
     fig, axes = plt.subplots(3, 1, figsize=(9, 7), sharex=True)
     t = traj.times
     lower, upper = np.asarray(lower), np.asarray(upper)

@@ -8,18 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from core.plotting import pyplot
 from hardware.mecanum import drawing
 
 COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
-
-
-def _plt():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
 
 
 def _zoom(ax, center, half_in: float, title: str) -> None:
@@ -36,7 +28,7 @@ def field_figure(path_points: np.ndarray, pose: np.ndarray, speed: np.ndarray, v
     from matplotlib.collections import LineCollection
 
 
-    plt = _plt()
+    plt = pyplot()
     panels = 2 if focus is not None else 1
     fig, axes = plt.subplots(1, panels, figsize=(7.0 * panels, 6.4), squeeze=False)
     lc = None
@@ -83,7 +75,7 @@ def teleop_figure(paths: list[np.ndarray], targets: list, pose: np.ndarray, spee
 def graphs_figure(log, deviation: np.ndarray, title: str = ""):
     """Per tick: speed (and target), acceleration and traction, wheel powers, errors,
     the active controllers."""
-    plt = _plt()
+    plt = pyplot()
     t = log["time_s"]
     fig, ax = plt.subplots(5, 1, figsize=(9, 11), sharex=True,
                            gridspec_kw={"height_ratios": [1, 1, 1, 1, 0.7]})
@@ -133,7 +125,7 @@ def compare_figure(path_points: np.ndarray, trajectories: dict[str, np.ndarray],
                    focus: np.ndarray | None = None, zoom_in: float = 16.0, title: str = ""):
     """Every follower's trajectory over the same path; right: a close-up at ``focus``."""
 
-    plt = _plt()
+    plt = pyplot()
     panels = 2 if focus is not None else 1
     fig, axes = plt.subplots(1, panels, figsize=(7.0 * panels, 6.4), squeeze=False)
     for n, ax in enumerate(axes[0]):
