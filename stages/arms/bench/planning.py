@@ -306,8 +306,7 @@ class PlanBenchmark:
     def check_samples(self, world, group, run: PlanRun) -> None:
         """The path retimed at the rate and every sample re-checked at the clearance (into ``run``)."""
         s = self.settings
-        checked = sample_clearance(world, group.joint_names, run.path, s.rate_hz, s.max_deviation_rad,
-                                   group.exact_checker)
+        checked = sample_clearance(world, group.joint_names, run.path, s.rate_hz, s.max_deviation_rad)
         run.samples, run.violations = checked["samples"], checked["violations"]
         run.min_clearance_m = checked["min_clearance_m"]
 

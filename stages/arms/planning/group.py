@@ -26,7 +26,7 @@ from stages.arms.planning.ompl_backend import plan_ompl
 from stages.arms.planning.path import JointPath
 from stages.arms.planning.rrt import path_length, rrt_connect
 from stages.arms.planning.settings import PlannerSettings
-from stages.arms.planning.smoothing import shortcut_batched
+from stages.arms.planning.smoothing import shortcut
 
 
 @dataclass
@@ -276,9 +276,10 @@ class ArmGroup:
         finally:
             self.last_timing = {"search_s": time.perf_counter() - t_search}
         t_smooth = time.perf_counter()
-        short, rounds = shortcut_batched(raw, self.edges, self.batch, rng, deadline + 0.5 * s.time_budget_s,
+        short, rounds = shortcut(raw, self.edges, self.batch, rng, deadline + 0.5 * s.time_budget_s,
                                  s.shortcut_min_gain_rad, s.shortcut_candidates,
-                                 max(1, s.shortcut_iterations // s.shortcut_candidates), s.shortcut_patience)
+                                 rounds=max(1, s.shortcut_iterations // s.shortcut_candidates),
+                                 patience=s.shortcut_patience)
         self.last_timing = {"search_s": t_smooth - t_search, "smooth_s": time.perf_counter() - t_smooth,
                             "raw_waypoints": len(raw)}
         search = f"ompl {s.name}" if s.backend == "ompl" else "rrt-connect"

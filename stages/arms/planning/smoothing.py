@@ -23,13 +23,13 @@ import time
 import numpy as np
 
 
-def shortcut_batched(path, edges, batch, rng: np.random.Generator, deadline: float, min_gain_rad: float = 0.0,
+def shortcut(path, edges, batch, rng: np.random.Generator, deadline: float, min_gain_rad: float = 0.0,
                      candidates: int = 8, rounds: int = 60, patience: int = 3,
                      min_rel_gain: float = 0.002) -> tuple[list[np.ndarray], int]:
     """``path`` shortened by valid chords, and the rounds it took. ``edges``: the planner's
     :class:`EdgeChecker`; ``batch``: its :class:`BatchChecker` (used when the edges are batched)."""
     path = [np.asarray(p, float) for p in path]
-    path = _reduce_vertices(path, edges, batch)
+    path = _reduce_vertices(path, edges, batch, deadline)
     stale = done = 0
     while done < rounds and len(path) >= 3 and stale < patience and time.perf_counter() < deadline:
         done += 1
@@ -91,16 +91,19 @@ def _drop_duplicates(path, tol: float = 1e-9):
     return out
 
 
-def _reduce_vertices(path, edges, batch) -> list[np.ndarray]:
-    """From each kept vertex, straight to the farthest later vertex a valid edge reaches."""
+def _reduce_vertices(path, edges, batch, deadline: float) -> list[np.ndarray]:
+    """From each kept vertex, straight to the farthest later vertex a valid edge reaches (at the
+    deadline, the rest of the path as it is)."""
     out, i = [path[0]], 0
     while i < len(path) - 1:
         j = len(path) - 1
-        while j > i + 1:
+        while j > i + 1 and time.perf_counter() < deadline:
             chord = (0.0, i, j, path[i], path[j])
             if _first_valid([chord], edges, batch) is not None:
                 break
             j -= 1
+        if j > i + 1 and time.perf_counter() >= deadline:
+            return out + path[i + 1:]
         out.append(path[j])
         i = j
     return out

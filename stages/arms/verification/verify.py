@@ -22,13 +22,18 @@ from stages.arms.world import limits_for, position_limits_for
 
 @dataclass(frozen=True)
 class Verified:
-    """The trajectory that passed, its last reports, and how many repairs it took."""
+    """The last trajectory checked (the one that passed, when ``ok``), its reports, and how many
+    repairs it took."""
 
     trajectory: Any
     clearance: ClearanceReport
     limits: LimitReport
     repairs: int
     max_deviation_rad: float     # the corner blends of the trajectory that passed
+
+    @property
+    def ok(self) -> bool:
+        return self.clearance.violations == 0 and self.limits.ok
 
     def report(self) -> dict[str, Any]:
         return {**self.clearance.summary(), "limits": self.limits.metrics(), "repairs": self.repairs,
@@ -38,7 +43,18 @@ class Verified:
 def verify_trajectory(world, trajectory, path=None, rate_hz: float = 125.0, max_repairs: int = 3,
                       max_deviation_rad: float = 0.02, progress=lambda it, **_: it,
                       log=None) -> Verified:
-    """Check ``trajectory`` (of ``world``'s robot); without ``path`` a violation is not repaired."""
+    """Check ``trajectory`` (of ``world``'s robot); without ``path`` a violation is not repaired.
+    A violation no repair clears is a :class:`VerificationError`."""
+    verified = check_and_repair(world, trajectory, path, rate_hz, max_repairs, max_deviation_rad,
+                                progress, log)
+    if not verified.ok:
+        raise VerificationError(describe_violation(verified.clearance, verified.limits))
+    return verified
+
+
+def check_and_repair(world, trajectory, path=None, rate_hz: float = 125.0, max_repairs: int = 3,
+                     max_deviation_rad: float = 0.02, progress=lambda it, **_: it, log=None) -> Verified:
+    """:func:`verify_trajectory`'s checks and repairs; the last reports when none cleared it."""
     names = trajectory.joint_names
     checker = ClearanceChecker.for_world(world, names, world.clearance_m)
     lower, upper = position_limits_for(world, names)
@@ -47,10 +63,9 @@ def verify_trajectory(world, trajectory, path=None, rate_hz: float = 125.0, max_
     while True:
         clear = check_clearance(checker, trajectory, progress)
         limits = check_limits(trajectory, list(zip(lower, upper, strict=True)), vel, acc)
-        if clear.violations == 0 and limits.ok:
-            return Verified(trajectory, clear, limits, repairs, deviation)
-        if path is None or repairs >= max_repairs:
-            raise VerificationError(describe_violation(clear, limits))
+        verified = Verified(trajectory, clear, limits, repairs, deviation)
+        if verified.ok or path is None or repairs >= max_repairs:
+            return verified
         repairs += 1
         deviation = 0.0 if repairs == max_repairs else deviation / 4
         if log:

@@ -12,7 +12,7 @@ from stages.arms.planning.checker import ClearanceChecker
 from stages.arms.planning.edges import EdgeChecker, joint_radii
 from stages.arms.planning.rrt import path_length
 from stages.arms.planning.settings import PlannerSettings
-from stages.arms.planning.smoothing import shortcut_batched
+from stages.arms.planning.smoothing import shortcut
 from tests.arms.planning.test_fast_checks import random_states, world  # noqa: F401 - the fixture
 
 
@@ -67,15 +67,15 @@ def test_shortcutting_keeps_only_valid_chords_and_stops_when_no_longer_shorter(w
             for t in np.linspace(0, 1, 9)]
     assert all(checker.is_valid(q) for q in path)
     assert all(edges.motion_valid(a, b) for a, b in zip(path[:-1], path[1:], strict=True))
-    short, rounds = shortcut_batched(path, edges, batch, np.random.default_rng(8), deadline=np.inf,
-                                     candidates=8, rounds=200, patience=3)
+    short, rounds = shortcut(path, edges, batch, np.random.default_rng(8), deadline=np.inf,
+                             candidates=8, rounds=200, patience=3)
     assert np.allclose(short[0], path[0]) and np.allclose(short[-1], path[-1])
     assert path_length(short) < 0.97 * path_length(path)
     assert all(edges.motion_valid(a, b) for a, b in zip(short[:-1], short[1:], strict=True))
     assert all(checker.is_valid(q) for q in short)
     assert rounds < 200            # it stopped by itself: three rounds without a 0.2 % gain
-    again, _ = shortcut_batched(path, edges, batch, np.random.default_rng(8), deadline=np.inf, candidates=8,
-                             rounds=200, patience=3)
+    again, _ = shortcut(path, edges, batch, np.random.default_rng(8), deadline=np.inf, candidates=8,
+                        rounds=200, patience=3)
     assert np.array_equal(np.array(short), np.array(again))   # a seed gives the same path
 
 

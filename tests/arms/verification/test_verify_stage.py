@@ -48,3 +48,20 @@ def test_clean_trajectory_passes_every_sample(world, tmp_path):
     assert result.metrics["samples"] == traj.num_samples
     assert result.metrics["violations"] == 0 and result.metrics["repairs"] == 0
     assert result.metrics["min_clearance_m"] >= 0.005
+
+
+def test_checks_without_raising_keep_the_last_reports_of_a_trajectory_no_repair_clears(world):
+    from stages.arms.bench.samples import sample_clearance
+    from stages.arms.verification.verify import check_and_repair
+
+    goal = world.robot.home()
+    goal[0] -= 1.2   # the colliding swing above: a tighter blend cannot clear a straight line
+    goal[7] += 1.2
+    path, traj = straight(world, goal)
+    verified = check_and_repair(world, traj, path, max_repairs=2)
+    assert not verified.ok and verified.repairs == 2 and verified.max_deviation_rad == 0.0
+    assert verified.clearance.violations > 0
+    # what the benchmarks record for a plan
+    checked = sample_clearance(world, path.joint_names, path.waypoints, 125.0, 0.02)
+    assert checked["violations"] > 0 and checked["min_clearance_m"] < 0.005
+    assert checked["samples"] > 0 and checked["max_deviation_rad"] == 0.0
