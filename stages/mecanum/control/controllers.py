@@ -35,12 +35,19 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import ClassVar
 
 import numpy as np
 
 from stages.mecanum.control.allocator import AccelRequest
-from stages.mecanum.control.settings import SkidaddleSettings
+from stages.mecanum.control.settings import (
+    AlongPathSettings,
+    BackOntoPathSettings,
+    EndCorrectionSettings,
+    HeadingControlSettings,
+    SkidaddleSettings,
+    StopSettings,
+)
 from stages.mecanum.paths.limits import PathLimits
 
 
@@ -93,100 +100,103 @@ def wrap(a: float) -> float:
     return (a + math.pi) % (2.0 * math.pi) - math.pi
 
 
-@dataclass
+# the budgets a controller asks within when no path gives them (in/s², in/s)
+FREE_ACCEL_IN_S2, FREE_SPEED_IN_S = 85.0, 40.0
+
+
+@dataclass(frozen=True)
 class BackOntoPath:
-    tau_s: float = 0.05  # time constant of cancelling the transverse velocity
-    max_accel_in_s2: float = 85.0  # the ask is clipped here (the rest is for the others)
-    weight: float = 1.0
-    priority: int = 0
-    name: str = "back_onto_path"
+    """Cancels the transverse velocity; asks at most ``max_accel_in_s2`` (the rest is for the others)."""
+
+    settings: BackOntoPathSettings = BackOntoPathSettings()
+    max_accel_in_s2: float = FREE_ACCEL_IN_S2
+    name: ClassVar[str] = "back_onto_path"
 
     def request(self, velocity: np.ndarray, g: Guidance) -> AccelRequest:
+        s = self.settings
         c = g.convergent_direction
         _, v_perp = split_velocity(velocity, c)
         vt = float(np.asarray(velocity[:2]) @ g.tangent)
-        a = -v_perp / self.tau_s + g.curvature_per_in * vt * vt * g.normal
+        a = -v_perp / s.tau_s + g.curvature_per_in * vt * vt * g.normal
         a = _clip_norm(a, self.max_accel_in_s2)
-        return AccelRequest(self.name, np.r_[a, 0.0], self.weight, self.priority)
+        return AccelRequest(self.name, np.r_[a, 0.0], s.weight, s.priority)
 
 
-@dataclass
+@dataclass(frozen=True)
 class AlongPath:
-    tau_s: float = 0.1  # time constant of reaching the target speed
-    max_accel_in_s2: float = 85.0
-    max_brake_in_s2: float = 85.0
-    weight: float = 1.0
-    priority: int = 1
-    name: str = "along_path"
+    """Speeds the convergent part up (or brakes it) toward the limit, within the budgets."""
+
+    settings: AlongPathSettings = AlongPathSettings()
+    max_accel_in_s2: float = FREE_ACCEL_IN_S2
+    max_brake_in_s2: float = FREE_ACCEL_IN_S2
+    name: ClassVar[str] = "along_path"
 
     def request(self, velocity: np.ndarray, g: Guidance) -> AccelRequest:
+        s = self.settings
         c = g.convergent_direction
         vc, _ = split_velocity(velocity, c)
         target = g.speed_limit_in_s
-        a = g.speed_limit_slope * max(vc, 0.0) + (target - vc) / self.tau_s
+        a = g.speed_limit_slope * max(vc, 0.0) + (target - vc) / s.tau_s
         a = min(max(a, -self.max_brake_in_s2), self.max_accel_in_s2)
-        return AccelRequest(self.name, np.r_[a * c, 0.0], self.weight, self.priority)
+        return AccelRequest(self.name, np.r_[a * c, 0.0], s.weight, s.priority)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Heading:
-    omega_n_rad_s: float = 8.0  # natural frequency of the heading loop
-    zeta: float = 1.0
-    max_accel_rad_s2: float = 20.0
-    weight: float = 1.0
-    priority: int = 1
-    name: str = "heading"
+    """A PD loop on the heading, with the target's rate."""
+
+    settings: HeadingControlSettings = HeadingControlSettings()
+    name: ClassVar[str] = "heading"
 
     def request(self, heading_rad: float, omega_rad_s: float, target_rad: float,
                 target_rate_rad_s: float = 0.0) -> AccelRequest:
+        s = self.settings
         e = wrap(target_rad - heading_rad)
-        alpha = (self.omega_n_rad_s ** 2 * e
-                 + 2 * self.zeta * self.omega_n_rad_s * (target_rate_rad_s - omega_rad_s))
-        alpha = min(max(alpha, -self.max_accel_rad_s2), self.max_accel_rad_s2)
-        return AccelRequest(self.name, np.array([0.0, 0.0, alpha]), self.weight, self.priority)
+        alpha = (s.omega_n_rad_s ** 2 * e + 2 * s.zeta * s.omega_n_rad_s * (target_rate_rad_s - omega_rad_s))
+        alpha = min(max(alpha, -s.max_accel_rad_s2), s.max_accel_rad_s2)
+        return AccelRequest(self.name, np.array([0.0, 0.0, alpha]), s.weight, s.priority)
 
 
-@dataclass
+@dataclass(frozen=True)
 class EndCorrection:
-    tau_s: float = 0.05
-    gain_per_s: float = 8.0  # speed per inch of distance near the point (linear zone)
-    brake_in_s2: float = 60.0  # the braking the approach plans with (below the budget)
-    max_speed_in_s: float = 40.0
-    max_accel_in_s2: float = 85.0
-    weight: float = 1.0
-    priority: int = 0
-    name: str = "end_correction"
+    """Steers the whole velocity onto the end point, at a speed that brakes to rest there."""
+
+    settings: EndCorrectionSettings = EndCorrectionSettings()
+    max_speed_in_s: float = FREE_SPEED_IN_S
+    max_accel_in_s2: float = FREE_ACCEL_IN_S2
+    name: ClassVar[str] = "end_correction"
 
     def desired_velocity(self, position: np.ndarray, end: np.ndarray) -> np.ndarray:
+        s = self.settings
         d_vec = np.asarray(end, dtype=float) - np.asarray(position, dtype=float)[:2]
         d = math.hypot(d_vec[0], d_vec[1])
         if d < 1e-9:
             return np.zeros(2)
-        speed = min(math.sqrt(2.0 * self.brake_in_s2 * d), self.gain_per_s * d,
-                    self.max_speed_in_s)
+        speed = min(math.sqrt(2.0 * s.brake_in_s2 * d), s.gain_per_s * d, self.max_speed_in_s)
         return d_vec / d * speed
 
     def request(self, position: np.ndarray, velocity: np.ndarray, end: np.ndarray
                 ) -> AccelRequest:
+        s = self.settings
         want = self.desired_velocity(position, end)
-        a = _clip_norm((want - np.asarray(velocity[:2])) / self.tau_s, self.max_accel_in_s2)
-        return AccelRequest(self.name, np.r_[a, 0.0], self.weight, self.priority)
+        a = _clip_norm((want - np.asarray(velocity[:2])) / s.tau_s, self.max_accel_in_s2)
+        return AccelRequest(self.name, np.r_[a, 0.0], s.weight, s.priority)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Stop:
-    tau_s: float = 0.1
-    max_accel_in_s2: float = 85.0
-    max_accel_rad_s2: float = 20.0
-    weight: float = 1.0
-    priority: int = 0
-    name: str = "stop"
+    """The default controller: brings the velocity to zero."""
+
+    settings: StopSettings = StopSettings()
+    max_accel_in_s2: float = FREE_ACCEL_IN_S2
+    name: ClassVar[str] = "stop"
 
     def request(self, velocity: np.ndarray) -> AccelRequest:
+        s = self.settings
         v = np.asarray(velocity, dtype=float)
-        a = _clip_norm(-v[:2] / self.tau_s, self.max_accel_in_s2)
-        alpha = min(max(-v[2] / self.tau_s, -self.max_accel_rad_s2), self.max_accel_rad_s2)
-        return AccelRequest(self.name, np.r_[a, alpha], self.weight, self.priority)
+        a = _clip_norm(-v[:2] / s.tau_s, self.max_accel_in_s2)
+        alpha = min(max(-v[2] / s.tau_s, -s.max_accel_rad_s2), s.max_accel_rad_s2)
+        return AccelRequest(self.name, np.r_[a, alpha], s.weight, s.priority)
 
 
 @dataclass(frozen=True)
@@ -200,23 +210,23 @@ class ControllerSet:
     stop: Stop = field(default_factory=Stop)
 
 
-def _controller(cls: type, settings: Any, budget: dict[str, float]) -> Any:
-    given = {k: v for k, v in vars(settings).items() if v is not None}
-    return cls(**{**budget, **given})
-
-
 def controllers_for(settings: SkidaddleSettings, traction_accel_in_s2: float,
                     limits: PathLimits | None) -> ControllerSet:
     """The controllers of ``settings``; a budget left out (None) is the path's ``limits``
-    (back onto path: the drivetrain's traction), or the controller's default without limits."""
-    lim = {} if limits is None else {"max_accel_in_s2": limits.max_accel_in_s2}
-    along = {} if limits is None else {"max_brake_in_s2": limits.brake_accel_in_s2}
-    end = {} if limits is None else {"max_speed_in_s": limits.max_speed_in_s}
+    (back onto path: the drivetrain's traction), or the free budgets without a path."""
+    accel = FREE_ACCEL_IN_S2 if limits is None else limits.max_accel_in_s2
+    brake = FREE_ACCEL_IN_S2 if limits is None else limits.brake_accel_in_s2
+    speed = FREE_SPEED_IN_S if limits is None else limits.max_speed_in_s
+
+    def given(value: float | None, budget: float) -> float:
+        return budget if value is None else value
+
+    along, back, end, stop = (settings.along_path, settings.back_onto_path, settings.end_correction,
+                              settings.stop)
     return ControllerSet(
-        along=_controller(AlongPath, settings.along_path, {**lim, **along}),
-        back=_controller(BackOntoPath, settings.back_onto_path,
-                         {"max_accel_in_s2": traction_accel_in_s2}),
-        turn=_controller(Heading, settings.heading_control, {}),
-        end=_controller(EndCorrection, settings.end_correction, {**lim, **end}),
-        stop=_controller(Stop, settings.stop, lim),
+        along=AlongPath(along, given(along.max_accel_in_s2, accel), given(along.max_brake_in_s2, brake)),
+        back=BackOntoPath(back, given(back.max_accel_in_s2, traction_accel_in_s2)),
+        turn=Heading(settings.heading_control),
+        end=EndCorrection(end, given(end.max_speed_in_s, speed), given(end.max_accel_in_s2, accel)),
+        stop=Stop(stop, given(stop.max_accel_in_s2, accel)),
     )

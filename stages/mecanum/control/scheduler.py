@@ -136,7 +136,7 @@ class Scheduler:
         speed = math.hypot(velocity[0], velocity[1])
         brake_dist = speed * speed / (2.0 * self.brake)
         look = min(max(self.l_gain * brake_dist, self.l_min), self.l_max)
-        lag = max(float(np.asarray(velocity[:2]) @ tangent), 0.0) * self.along.tau_s
+        lag = max(float(np.asarray(velocity[:2]) @ tangent), 0.0) * self.along.settings.tau_s
         ds = 0.5
         lim = self.table.speed_limit_at(np.array([s + lag, s + lag + ds]))
         v_lim = float(lim[0])

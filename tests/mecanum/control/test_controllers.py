@@ -12,6 +12,13 @@ from stages.mecanum.control.controllers import (
     Stop,
     split_velocity,
 )
+from stages.mecanum.control.settings import (
+    AlongPathSettings,
+    BackOntoPathSettings,
+    EndCorrectionSettings,
+    HeadingControlSettings,
+    StopSettings,
+)
 
 
 def guidance(e=0.0, kappa=0.0, limit=30.0, slope=0.0, look=5.0, tangent=(1.0, 0.0)):
@@ -37,7 +44,7 @@ def test_convergent_direction_leans_back_onto_the_path():
 
 
 def test_back_onto_path_cancels_the_transverse_part_only():
-    ctl = BackOntoPath(tau_s=0.1, max_accel_in_s2=1e3)
+    ctl = BackOntoPath(BackOntoPathSettings(tau_s=0.1), max_accel_in_s2=1e3)
     r = ctl.request(np.array([20.0, 5.0, 0.0]), guidance())
     assert np.allclose(r.accel, [0.0, -50.0, 0.0])  # −v⊥/τ; the convergent 20 in/s is left alone
     assert (r.priority, r.name) == (0, "back_onto_path")
@@ -47,12 +54,12 @@ def test_back_onto_path_cancels_the_transverse_part_only():
     # off the path to the left, moving parallel to it: pushed back toward it (−y)
     r = ctl.request(np.array([20.0, 0.0, 0.0]), guidance(e=2.0))
     assert r.accel[1] < 0
-    assert np.hypot(*BackOntoPath(tau_s=0.01, max_accel_in_s2=80).request(
+    assert np.hypot(*BackOntoPath(BackOntoPathSettings(tau_s=0.01), max_accel_in_s2=80).request(
         np.array([0.0, 50.0, 0]), guidance()).accel[:2]) == pytest.approx(80.0)
 
 
 def test_along_path_speeds_up_and_brakes_toward_the_limit():
-    ctl = AlongPath(tau_s=0.1, max_accel_in_s2=85, max_brake_in_s2=60)
+    ctl = AlongPath(AlongPathSettings(tau_s=0.1), max_accel_in_s2=85, max_brake_in_s2=60)
     up = ctl.request(np.array([10.0, 0.0, 0.0]), guidance(limit=15.0))
     assert np.allclose(up.accel, [50.0, 0.0, 0.0]) and up.priority == 1
     assert ctl.request(np.array([10.0, 0, 0]), guidance(limit=40.0)).accel[0] == 85.0
@@ -63,17 +70,17 @@ def test_along_path_speeds_up_and_brakes_toward_the_limit():
 
 
 def test_heading_is_a_separate_pd():
-    ctl = Heading(omega_n_rad_s=8.0, zeta=1.0, max_accel_rad_s2=50.0)
+    ctl = Heading(HeadingControlSettings(omega_n_rad_s=8.0, zeta=1.0, max_accel_rad_s2=50.0))
     r = ctl.request(0.0, 0.0, 0.1)
     assert np.allclose(r.accel, [0, 0, 6.4])
     assert ctl.request(0.0, 1.0, 0.0, 1.0).accel[2] == 0.0  # on target, at the target's rate
     assert ctl.request(3.1, 0.0, -3.1).accel[2] > 0  # the short way round (wrap)
-    assert Heading(max_accel_rad_s2=5.0).request(0.0, 0.0, 1.0).accel[2] == 5.0
+    assert Heading(HeadingControlSettings(max_accel_rad_s2=5.0)).request(0.0, 0.0, 1.0).accel[2] == 5.0
 
 
 def test_end_correction_drives_onto_the_end_point_and_rests_there():
-    ctl = EndCorrection(tau_s=0.1, gain_per_s=4.0, brake_in_s2=60.0, max_speed_in_s=40,
-                        max_accel_in_s2=1e3)
+    ctl = EndCorrection(EndCorrectionSettings(tau_s=0.1, gain_per_s=4.0, brake_in_s2=60.0),
+                        max_speed_in_s=40, max_accel_in_s2=1e3)
     end = np.array([10.0, 0.0])
     r = ctl.request(np.array([10.0, -1.0, 0.0]), np.zeros(3), end)  # 1 in sideways off
     assert np.allclose(r.accel[:2], [0.0, 40.0]) and r.priority == 0
@@ -84,8 +91,8 @@ def test_end_correction_drives_onto_the_end_point_and_rests_there():
 
 
 def test_stop_brings_every_velocity_to_zero():
-    r = Stop(tau_s=0.1, max_accel_in_s2=85.0, max_accel_rad_s2=20.0).request(
+    r = Stop(StopSettings(tau_s=0.1, max_accel_rad_s2=20.0), max_accel_in_s2=85.0).request(
         np.array([3.0, -4.0, 1.0]))
     assert np.allclose(r.accel, [-30.0, 40.0, -10.0])
-    big = Stop(tau_s=0.1, max_accel_in_s2=85.0).request(np.array([30.0, 40.0, 0.0]))
+    big = Stop(StopSettings(tau_s=0.1), max_accel_in_s2=85.0).request(np.array([30.0, 40.0, 0.0]))
     assert np.hypot(*big.accel[:2]) == pytest.approx(85.0)
