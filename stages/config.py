@@ -1,9 +1,9 @@
 """The Hydra schema registered in the ConfigStore: a wrong key or type fails at compose time.
 
-Every config group with a settings dataclass in its package (robot, planner, retimer, hardware,
-goal, drive, path, follower, teleop) is registered as its :func:`core.settings.schema`, so
-``hardware.sped=2`` or ``robot.clearance_m=abc`` never reach a stage. The rest (``scene``,
-``start``, ``calibration``, ``task``, the stages' own parameters under ``pipeline.stages``) are
+Every config group with a settings dataclass in its package (robot, scene, planner, retimer,
+hardware, goal, drive, path, follower, teleop) is registered as its :func:`core.settings.schema`,
+so ``hardware.sped=2`` or ``robot.clearance_m=abc`` never reach a stage. The rest (``start``,
+``calibration``, ``task``, the stages' own parameters under ``pipeline.stages``) are
 read by the stage that uses them with :func:`core.settings.from_config` when the stage is
 constructed, before anything runs.
 """
