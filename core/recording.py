@@ -149,8 +149,9 @@ class Recorder:
     def pinhole(self, entity: str, camera_matrix: np.ndarray, width_px: int, height_px: int) -> None:
         """A camera's intrinsics (static); its images go to ``entity`` too."""
 
-    def image(self, entity: str, rgb: np.ndarray) -> None:
-        """An RGB (H×W×3, uint8) or grey image at the current time."""
+    def image(self, entity: str, rgb: np.ndarray, jpeg_quality: int | None = None) -> None:
+        """An RGB (H×W×3, uint8) or grey image at the current time; lossless, or JPEG at
+        ``jpeg_quality`` (1–100) where many images would make the file large."""
 
     def points2d(self, entity: str, pixels: np.ndarray, *, colors: Color | Sequence[Color] = None,
                  radii_px: float | None = None, labels: Sequence[str] | None = None) -> None:

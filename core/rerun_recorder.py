@@ -171,8 +171,9 @@ class RerunRecorder(Recorder):
         self._log(entity, self._rr.Pinhole(image_from_camera=np.asarray(camera_matrix, float),
                                            width=int(width_px), height=int(height_px)), static=True)
 
-    def image(self, entity, rgb) -> None:
-        self._log(entity, self._rr.Image(np.ascontiguousarray(rgb)))
+    def image(self, entity, rgb, jpeg_quality=None) -> None:
+        image = self._rr.Image(np.ascontiguousarray(rgb))
+        self._log(entity, image if jpeg_quality is None else image.compress(jpeg_quality=int(jpeg_quality)))
 
     def points2d(self, entity, pixels, *, colors=None, radii_px=None, labels=None) -> None:
         self._log(entity, self._rr.Points2D(np.asarray(pixels, float).reshape(-1, 2), colors=_colors(colors),

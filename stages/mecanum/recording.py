@@ -17,6 +17,11 @@ at its centre. Entity paths (``docs/recordings.md``)::
     control/mode                            the scheduler's mode (a state lane)
     motors/power, motors/volts              the four motor commands sent (WHEEL_ORDER)
     motors/feedforward_v                    the allocator's motor voltages before the wheel PIDF
+
+``follow_compare`` logs each follower's robot, trail and signals under ``<follower>/`` (e.g.
+``roadrunner/field/robot``, ``roadrunner/robot/speed_in_s``) on the one field; ``teleop`` logs the
+path being followed at ``field/path/flat`` (replaced at each request), ``field/target`` and a line
+per request in ``teleop/log``.
 """
 
 from __future__ import annotations
@@ -40,8 +45,10 @@ MECANUM_VIEWS = (
     View("series", "traction", ("robot/traction",)),
     View("state", "scheduler mode", ("control/mode",)),
     View("series", "planned speed (in/s, planned time)", ("plan/speed_in_s", "plan/entry_speed_in_s")),
+    View("text", "tele-op requests", ("teleop/log",)),
 )
 PATH_COLOR, FLAT_COLOR, TRAIL_COLOR = (120, 120, 120), (30, 110, 240), (240, 120, 30)
+FOLLOWER_COLORS = (TRAIL_COLOR, (150, 60, 200), (40, 170, 90), (200, 40, 60), (90, 90, 90))
 ARROW_S = 0.2   # the velocity arrow's length per in/s: 0.2 s of travel
 
 
@@ -82,53 +89,107 @@ def _quat_z(heading_rad: np.ndarray) -> np.ndarray:
 
 def record_follow(rec: Recorder, run, drive) -> None:
     """One follower's run: the robot every tick on the field and its signals as time series."""
+    record_drive(rec, run.name, run.log, run.deviation, drive)
+
+
+def record_drive(rec: Recorder, name: str, log, deviation: np.ndarray, drive, *, prefix: str = "",
+                 color=TRAIL_COLOR) -> None:
+    """A drive's loop log (a :class:`~stages.mecanum.control.loop.LoopLog`): the robot every tick on
+    the field, its signals as time series; every entity under ``prefix`` (``"<follower>/"`` when
+    several drive in one recording)."""
     if not rec.enabled:
         return
-    log = run.log
     t, pose, vel = log["time_s"], log["pose"], log["velocity"]
-    rec.shape("field/robot/footprint", Primitive("box", (drive.length_in / 2, drive.width_in / 2, 1.0),
-                                                 (60, 60, 60, 160)), label=run.name, static=True)
-    rec.arrows3d("field/robot/heading", [[0.0, 0.0, 2.5]], [[drive.length_in / 2, 0.0, 0.0]],
+    robot = f"{prefix}field/robot"
+    rec.shape(f"{robot}/footprint", Primitive("box", (drive.length_in / 2, drive.width_in / 2, 1.0),
+                                              (*color, 160)), label=name, static=True)
+    rec.arrows3d(f"{robot}/heading", [[0.0, 0.0, 2.5]], [[drive.length_in / 2, 0.0, 0.0]],
                  colors=(250, 250, 250), static=True)
-    rec.transforms("field/robot", t, _flat3(pose[:, :2], 0.0), _quat_z(pose[:, 2]))
+    rec.transforms(robot, t, _flat3(pose[:, :2], 0.0), _quat_z(pose[:, 2]))
     c, s = np.cos(pose[:, 2]), np.sin(pose[:, 2])
     v_robot = np.column_stack([c * vel[:, 0] + s * vel[:, 1], -s * vel[:, 0] + c * vel[:, 1]])
     for k in range(len(t)):
         rec.set_time_s(float(t[k]))
-        rec.arrows3d("field/robot/velocity", [[0.0, 0.0, 3.0]],
-                     [[v_robot[k, 0] * ARROW_S, v_robot[k, 1] * ARROW_S, 0.0]], colors=TRAIL_COLOR)
-    rec.line_strips3d("field/trail", [_flat3(pose[:, :2], 0.3)], colors=TRAIL_COLOR, radii_m=0.2,
-                      labels=[run.name], static=True)
-    rec.series("robot/position_in", t, pose[:, :2], names=["x_in", "y_in"])
-    rec.series("robot/heading_rad", t, pose[:, 2], names=["heading_rad"])
-    rec.series("robot/velocity_in_s", t, vel[:, :2], names=["vx_in_s", "vy_in_s"])
-    rec.series("robot/yaw_rate_rad_s", t, vel[:, 2], names=["yaw_rate_rad_s"])
-    rec.series("robot/speed_in_s", t, np.hypot(vel[:, 0], vel[:, 1]), names=["speed_in_s"])
-    rec.series("robot/deviation_in", t, run.deviation, names=["deviation_in"])
-    rec.series("robot/traction", t, log["traction"], names=list(WHEEL_ORDER))
-    rec.series("motors/power", t, log["power"], names=list(WHEEL_ORDER))
-    rec.series("motors/volts", t, log["volts"], names=list(WHEEL_ORDER))
+        rec.arrows3d(f"{robot}/velocity", [[0.0, 0.0, 3.0]],
+                     [[v_robot[k, 0] * ARROW_S, v_robot[k, 1] * ARROW_S, 0.0]], colors=color)
+    rec.line_strips3d(f"{prefix}field/trail", [_flat3(pose[:, :2], 0.3)], colors=color, radii_m=0.2,
+                      labels=[name], static=True)
+    rec.series(f"{prefix}robot/position_in", t, pose[:, :2], names=["x_in", "y_in"])
+    rec.series(f"{prefix}robot/heading_rad", t, pose[:, 2], names=["heading_rad"])
+    rec.series(f"{prefix}robot/velocity_in_s", t, vel[:, :2], names=["vx_in_s", "vy_in_s"])
+    rec.series(f"{prefix}robot/yaw_rate_rad_s", t, vel[:, 2], names=["yaw_rate_rad_s"])
+    rec.series(f"{prefix}robot/speed_in_s", t, np.hypot(vel[:, 0], vel[:, 1]), names=["speed_in_s"])
+    rec.series(f"{prefix}robot/deviation_in", t, deviation, names=["deviation_in"])
+    rec.series(f"{prefix}robot/traction", t, log["traction"], names=list(WHEEL_ORDER))
+    rec.series(f"{prefix}motors/power", t, log["power"], names=list(WHEEL_ORDER))
+    rec.series(f"{prefix}motors/volts", t, log["volts"], names=list(WHEEL_ORDER))
     if np.isfinite(log["feedforward_v"]).any():
-        rec.series("motors/feedforward_v", t, log["feedforward_v"], names=list(WHEEL_ORDER))
-    _record_requests(rec, t, log.requests)
-    _record_modes(rec, t, log.mode)
+        rec.series(f"{prefix}motors/feedforward_v", t, log["feedforward_v"], names=list(WHEEL_ORDER))
+    _record_requests(rec, t, log.requests, prefix)
+    _record_modes(rec, t, log.mode, prefix)
 
 
-def _record_requests(rec: Recorder, t: np.ndarray, requests: list[dict]) -> None:
+def record_compare(rec: Recorder, runs: dict, drive) -> None:
+    """Several followers on one path: each under ``<follower>/`` on the same field, in its own colour;
+    the plots show them side by side (speed, deviation, motor commands)."""
+    if not rec.enabled:
+        return
+    names = list(runs)
+    for k, (name, run) in enumerate(runs.items()):
+        record_drive(rec, name, run.log, run.deviation, drive, prefix=f"{name}/",
+                     color=FOLLOWER_COLORS[k % len(FOLLOWER_COLORS)])
+    each = lambda path: tuple(f"{n}/{path}" for n in names)  # noqa: E731
+    rec.layout((
+        View("3d", "field", ("field/**", *each("field/**"))),
+        View("series", "speed (in/s)", each("robot/speed_in_s")),
+        View("series", "deviation from the path (in)", each("robot/deviation_in")),
+        View("series", "traction", each("robot/traction")),
+        *(View("series", f"{n}: motor commands", (f"{n}/motors/**",)) for n in names),
+        *(View("series", f"{n}: controller requests", (f"{n}/control/requests/**",)) for n in names),
+        View("state", "scheduler mode", each("control/mode")),
+        View("series", "planned speed (in/s, planned time)", ("plan/speed_in_s", "plan/entry_speed_in_s")),
+    ))
+
+
+def record_teleop(rec: Recorder, res, drive) -> None:
+    """A tele-op session: the field, each path as it was built (it replaces the one before at its
+    request's time), each target, each request's line in ``teleop/log``, then the robot as in
+    :func:`record_drive` (deviation: the distance to the path being followed)."""
+    if not rec.enabled:
+        return
+    record_field(rec)
+    planned = [e for e in res.events if "skipped" not in e]
+    for event, points, target in zip(planned, res.paths, res.targets, strict=True):
+        rec.set_time_s(float(event["t_s"]))
+        rec.line_strips3d("field/path/flat", [_flat3(points, 0.2)], colors=FLAT_COLOR, radii_m=0.3)
+        rec.points3d("field/target", _flat3([target[:2]], 0.5), colors=(220, 40, 160), radii_m=1.5)
+    for event in res.events:
+        rec.set_time_s(float(event["t_s"]))
+        if "skipped" in event:
+            what = "skipped: " + event["skipped"]
+        else:
+            what = (f"{event['length_in']} in path, {event['segments']} segments, replanned in "
+                    f"{event['replan_ms']} ms" + (" (interrupted the previous one)"
+                                                  if event["interrupted_previous"] else ""))
+        rec.text("teleop/log", f"{event['source']} → {event['target']}: {what}")
+    record_drive(rec, "teleop", res.log, np.abs(np.asarray(res.log["cross_track_in"], float)), drive)
+
+
+def _record_requests(rec: Recorder, t: np.ndarray, requests: list[dict], prefix: str = "") -> None:
     """Each controller's request as its own series (NaN — a gap — where it asked nothing)."""
     names = sorted({name for tick in requests for name in tick})
     for name in names:
         values = np.array([tick.get(name, (math.nan,) * 3) for tick in requests], dtype=float)
-        rec.series(f"control/requests/{name}", t, values.reshape(len(t), -1)[:, :3],
+        rec.series(f"{prefix}control/requests/{name}", t, values.reshape(len(t), -1)[:, :3],
                    names=["ax_in_s2", "ay_in_s2", "alpha_rad_s2"])
 
 
-def _record_modes(rec: Recorder, t: np.ndarray, modes: list[str]) -> None:
+def _record_modes(rec: Recorder, t: np.ndarray, modes: list[str], prefix: str = "") -> None:
     last = None
     for k, mode in enumerate(modes):
         if mode != last:
             rec.set_time_s(float(t[k]))
-            rec.state("control/mode", mode)
+            rec.state(f"{prefix}control/mode", mode)
             last = mode
 
 

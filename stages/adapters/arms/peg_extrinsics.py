@@ -20,6 +20,7 @@ from stages.arms.execution.rig import hardware_settings
 from stages.arms.perception.calibration import CalibrationFile
 from stages.arms.perception.plots import residual_plot
 from stages.arms.planning.goals import planner_settings
+from stages.arms.recording.calibration import SpotViewRecorder, record_calibration_motion, record_camera_fit
 from stages.arms.reset.plan import ResetPlanner
 from stages.arms.reset.setup import build_rig
 
@@ -49,13 +50,15 @@ class PegExtrinsics(Stage):
         rig, half = build_rig(world, self.scene, dataclasses.replace(self.hw, joint_offsets_deg=hidden_deg),
                               s.camera, None, ctx.seed, s.hold_noslip_iterations)
         calibration = PegCalibration(rig, ResetPlanner(world, self.planner, s.reset), half, s,
-                                     getattr(intrinsics, "calibration", intrinsics), ctx.log, ctx.progress)
+                                     getattr(intrinsics, "calibration", intrinsics), ctx.log, ctx.progress,
+                                     on_view=SpotViewRecorder(ctx.recorder, "peg"))
         try:
             calibration.collect(rng)
         finally:
             rig.close()
             ctx.metrics.update({**calibration.spots.counts(), "stamp_retries": rig.stamp_retries})
             ctx.save("spots.json", JsonFile(calibration.spots.record()))   # kept on failure
+            record_calibration_motion(ctx.recorder, world, *rig.sim.recorded())
         try:
             result = calibration.fit()
         except FitRejected as e:   # kept beside spots.json; the run fails as before, a PerceptionError
@@ -63,6 +66,7 @@ class PegExtrinsics(Stage):
             raise PerceptionError(str(e)) from None
         scores = peg_scores(result, hidden_deg, calibration.true_camera)
         metrics, report = peg_outcome(result, scores, time.perf_counter() - t_start, ctx.log)
+        record_camera_fit(ctx.recorder, result.camera, result.fit.T_world_cam, metrics)
         cal = calibration_of(result, str(ctx.out_dir.parent), s.camera.name,
                              "joint fit of camera pose, joint zero offsets and grasps (tagged peg)")
         files = {"report.json": JsonFile(report), "residuals.png": PngFigure(residual_plot(result.fit)),

@@ -16,6 +16,7 @@ from stages.arms.calibration.scoring import plate_hidden_offsets_rad, plate_scor
 from stages.arms.calibration.settings import PlateCalibrationSettings
 from stages.arms.perception.calibration import CalibrationFile
 from stages.arms.perception.plots import residual_plot
+from stages.arms.recording.calibration import SpotViewRecorder, record_camera_fit
 
 
 class PlateExtrinsics(Stage):
@@ -37,7 +38,8 @@ class PlateExtrinsics(Stage):
             world.robot.arm(a)  # ConfigError listing the arms when unknown
         hidden = plate_hidden_offsets_rad(s, world.robot, rng)
         calibration = PlateCalibration(world, s, self.layouts, hidden,
-                                       getattr(intrinsics, "calibration", intrinsics), ctx.log, ctx.progress)
+                                       getattr(intrinsics, "calibration", intrinsics), ctx.log, ctx.progress,
+                                       on_view=SpotViewRecorder(ctx.recorder, "plate"))
         try:
             calibration.observe(rng)
         finally:
@@ -49,6 +51,7 @@ class PlateExtrinsics(Stage):
         scores = plate_scores(result.fit, hidden, true_T_world_cam, s.arms)
         metrics, report = plate_outcome(result, scores, hidden, true_T_world_cam,
                                         time.perf_counter() - t_start, ctx.log)
+        record_camera_fit(ctx.recorder, result.camera, result.fit.T_world_cam, metrics)
         cal = calibration_of(result, str(ctx.out_dir.parent), s.camera,
                              "joint fit of camera pose and joint zero offsets (hand tag plates)")
         files = {"report.json": JsonFile(report), "residuals.png": PngFigure(residual_plot(result.fit)),

@@ -11,6 +11,7 @@ from core.settings import from_config
 from stages.api import Stage, StageContext, StageResult
 from stages.arms.execution.rig import hardware_settings
 from stages.arms.planning.goals import planner_settings
+from stages.arms.recording import record_rl_loop
 from stages.arms.reset.task import TaskSpec
 from stages.arms.rl.loop import Slot, run_rl_loop
 from stages.arms.rl.policy import policy_factory
@@ -42,9 +43,10 @@ class RLLoop(Stage):
         def save(records: list[dict]) -> None:
             ctx.save("episodes.jsonl", TextFile("".join(json.dumps(r) + "\n" for r in records), ".jsonl"))
 
-        records = run_rl_loop(world, self.scene, self.task, self.slot, self.planner, self.hw, self.settings,
-                              self.policy.make(ctx.seed), ctx.seed, ctx.rng, ctx.log, ctx.metrics,
-                              ctx.progress, save)
-        summary = summarize(records)
+        run = run_rl_loop(world, self.scene, self.task, self.slot, self.planner, self.hw, self.settings,
+                          self.policy.make(ctx.seed), ctx.seed, ctx.rng, ctx.log, ctx.metrics,
+                          ctx.progress, save)
+        record_rl_loop(ctx.recorder, world, run)
+        summary = summarize(run.records)
         ctx.save("summary.json", JsonFile(summary))
-        return StageResult(outputs={"episodes": records}, metrics=summary)
+        return StageResult(outputs={"episodes": run.records}, metrics=summary)

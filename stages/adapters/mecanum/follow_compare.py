@@ -15,6 +15,7 @@ from stages.mecanum.control.follow_sim import simulate
 from stages.mecanum.control.metrics import METRIC_KEYS
 from stages.mecanum.paths.bundle import PathBundle
 from stages.mecanum.paths.precompute import EntrySpeedTable
+from stages.mecanum.recording import record_compare
 
 
 class FollowCompare(Stage):
@@ -40,6 +41,7 @@ class FollowCompare(Stage):
             for key in (*METRIC_KEYS, "slip_ticks", "stopped", "duration_s",
                         "compute_median_us"):
                 metrics[f"{ctx.name}.{name}.{key}"] = run.metrics[key]
+        record_compare(ctx.recorder, runs, path.drive)
         table_md = compare_table(path.name, {n: r.metrics for n, r in runs.items()})
         worst = max(runs.values(), key=lambda r: r.metrics["max_deviation_in"])
         focus = worst.log["pose"][int(np.argmax(worst.deviation)), :2]

@@ -13,6 +13,7 @@ from stages.mecanum.control.follow_files import teleop_files
 from stages.mecanum.control.settings import FollowerSettings
 from stages.mecanum.control.teleop import run_teleop
 from stages.mecanum.control.teleop_settings import TeleopRunSettings, TeleopSettings
+from stages.mecanum.recording import record_teleop
 
 
 class Teleop(Stage):
@@ -34,6 +35,7 @@ class Teleop(Stage):
     def run(self, ctx: StageContext) -> StageResult:
         s = self.settings
         res = run_teleop(self.script, self.follower, self.drive, s)
+        record_teleop(ctx.recorder, res, self.drive)
         files = teleop_files(res, self.script.name, self.drive, animate=s.animate,
                              max_frames=s.max_frames, fps=s.fps)
         return StageResult(outputs={"metrics": res.metrics}, metrics=res.metrics, files=files)

@@ -50,8 +50,10 @@ from stages.arms.calibration.scoring import perception_errors, true_peg_in_hand
 from stages.arms.calibration.settings import PegCalibrationSettings
 from stages.arms.calibration.spots import (
     SpotLog,
+    SpotView,
     free_end_toward,
     leave_out_since_reference,
+    no_watcher,
     over_board,
     peg_spot_poses,
     record_jump,
@@ -100,9 +102,10 @@ class PegCalibration:
 
     def __init__(self, rig: ResetRig, planner: ResetPlanner, half: np.ndarray,
                  settings: PegCalibrationSettings, intrinsics: Calibration | None = None,
-                 log: logging.Logger = LOG, progress: Progress = _no_progress):
+                 log: logging.Logger = LOG, progress: Progress = _no_progress,
+                 on_view: Callable[[SpotView], None] = no_watcher):
         self.rig, self.planner, self.settings, self.log = rig, planner, settings, log
-        self.half, self.progress = half, progress
+        self.half, self.progress, self.on_view = half, progress, on_view
         self.true_camera = rig.estimator.camera
         self.camera = self.true_camera
         if intrinsics is not None:
@@ -256,6 +259,8 @@ class PegCalibration:
             log.rejected.append({"spot": name, "reason": str(e)})
             self.log.info("spot %s rejected: %s", name, e)
             log.entries.append({**entry, "rejected": str(e)})
+            self.on_view(SpotView(float(state.stamp), arm, name, image, dets, None, rig.layout,
+                                  rig.estimator.camera, str(e)))
             return False
         ids = list(seen.tag_ids)
         by_id = {int(i): c for i, c in zip(dets.ids, dets.corners, strict=True)}
@@ -269,6 +274,8 @@ class PegCalibration:
                       **perception_errors(seen.T_cam_obj, T_cam_true),
                       "T_hand_peg_true": log.true_grasps[name].tolist()})
         log.entries.append(entry)
+        self.on_view(SpotView(float(state.stamp), arm, name, image, dets, seen, rig.layout,
+                              rig.estimator.camera))
         if len(log.images) < s.save_spots:
             log.images[f"spot_{name}.png"] = draw_overlay(image, rig.layout, rig.estimator.camera, seen, dets)
         return True

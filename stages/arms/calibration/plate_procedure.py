@@ -38,7 +38,7 @@ from core.tag_layouts import TagLayout, layout_from_config
 from stages.arms.calibration.results import CalibrationFit
 from stages.arms.calibration.scoring import perception_errors
 from stages.arms.calibration.settings import PlateCalibrationSettings
-from stages.arms.calibration.spots import SpotLog, grid_points
+from stages.arms.calibration.spots import SpotLog, SpotView, grid_points, no_watcher
 from stages.arms.perception.calibration import Calibration
 from stages.arms.perception.camera import SceneCamera
 from stages.arms.perception.detection import TagDetector
@@ -86,9 +86,10 @@ class PlateCalibration:
 
     def __init__(self, world, settings: PlateCalibrationSettings, layouts: Mapping[str, TagLayout],
                  hidden_rad: Mapping[str, np.ndarray], intrinsics: Calibration | None = None,
-                 log: logging.Logger = LOG, progress: Callable[..., Iterable] = _no_progress):
+                 log: logging.Logger = LOG, progress: Callable[..., Iterable] = _no_progress,
+                 on_view: Callable[[SpotView], None] = no_watcher):
         self.world, self.settings, self.layouts, self.hidden = world, settings, dict(layouts), hidden_rad
-        self.intrinsics, self.log, self.progress = intrinsics, log, progress
+        self.intrinsics, self.log, self.progress, self.on_view = intrinsics, log, progress, on_view
         self.spots = SpotLog()
         self.visited = 0
         self.fk = MujocoTargetFK(world.model, world.robot, settings.arm_targets, world.home_qpos())
@@ -223,13 +224,16 @@ class PlateCalibration:
         try:
             est = estimate_pose(dets, layout, est_cam, None, max_incidence_deg=80.0)
         except PerceptionError as e:
-            log.rejected.append({"spot": spot.name, "reason": str(e)})
-            log.entries.append({**entry, "rejected": str(e)})
-            return
-        partial = len(est.tag_ids) < len(layout.ids)
-        if est.ambiguous or est.confidence < s.min_confidence or partial:
-            reason = (f"{len(est.tag_ids)}/{len(layout.ids)} tags, confidence "
-                      f"{est.confidence:.2f}, resolved by {est.resolved_by}")
+            est, reason = None, str(e)
+        else:
+            partial = len(est.tag_ids) < len(layout.ids)
+            reason = (f"{len(est.tag_ids)}/{len(layout.ids)} tags, confidence {est.confidence:.2f}, "
+                      f"resolved by {est.resolved_by}"
+                      if est.ambiguous or est.confidence < s.min_confidence or partial else None)
+        view = SpotView(float(data.time), a, spot.name, image, dets, None if reason else est, layout, est_cam,
+                        reason)
+        self.on_view(view)
+        if reason is not None:
             log.rejected.append({"spot": spot.name, "reason": reason})
             log.entries.append({**entry, "rejected": reason})
             return

@@ -9,6 +9,7 @@ reference spot (:func:`record_jump`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -58,6 +59,28 @@ def free_end_toward(R_flat: np.ndarray, T_grip_peg: np.ndarray, long_axis: int, 
     to_cam = np.asarray(cam_pos[:2], float) - np.asarray(board_xy, float)
     turn = np.arctan2(to_cam[1], to_cam[0]) - np.arctan2(free_end[1], free_end[0])
     return axis_rotation("z", float(np.degrees(turn))) @ R_flat
+
+
+@dataclass(frozen=True, eq=False)
+class SpotView:
+    """One look at a spot, for whoever watches the procedure (the run's recording): the camera's
+    ``image`` at ``time_s`` (the simulation's clock), the tags ``detections`` found in it, the
+    target's pose ``estimate`` (None: the spot was rejected, ``reason`` says why), the target's tag
+    ``layout`` and the ``camera`` model the estimate was made through."""
+
+    time_s: float
+    arm: str
+    spot: str
+    image: np.ndarray
+    detections: Any
+    estimate: Any
+    layout: Any
+    camera: Any
+    reason: str | None = None
+
+
+def no_watcher(view: SpotView) -> None:
+    """The default ``on_view``: nobody watches."""
 
 
 @dataclass

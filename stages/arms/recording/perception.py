@@ -41,12 +41,14 @@ def record_peg_pose(rec: Recorder, entity: str, T_world_obj: np.ndarray, half_ex
 
 
 def record_look(rec: Recorder, camera, layout, image: np.ndarray, estimate=None, detections=None,
-                T_true: np.ndarray | None = None, entity: str = "world/camera") -> None:  # noqa: N803
-    """One image at the current time: the tags found in it, and the peg fitted from them."""
+                T_true: np.ndarray | None = None, entity: str = "world/camera", target: str = "peg",
+                jpeg_quality: int | None = None) -> None:  # noqa: N803
+    """One image at the current time: the tags found in it, and the ``target`` (the peg, a hand's
+    plate) fitted from them."""
     if not rec.enabled:
         return
     img = f"{entity}/image"
-    rec.image(img, image)
+    rec.image(img, image, jpeg_quality)
     det = detections if detections is not None else (estimate.detections if estimate is not None else None)
     used = set(estimate.tag_ids) if estimate is not None else set()
     if det is not None and len(det):
@@ -64,11 +66,11 @@ def record_look(rec: Recorder, camera, layout, image: np.ndarray, estimate=None,
             T = np.asarray(estimate.T_world_obj, float)
             uv = camera.project(box @ T[:3, :3].T + T[:3, 3])
             rec.line_strips2d(f"{img}/peg_fit", [uv[[a, b]] for a, b in layout.box_edges()], colors=FIT)
-        record_peg_pose(rec, "world/peg_estimate", estimate.T_world_obj, half, FIT)
-        rec.text("perception/log", f"peg: {len(estimate.tag_ids)} tags used {sorted(used)}, "
+        record_peg_pose(rec, f"world/{target}_estimate", estimate.T_world_obj, half, FIT)
+        rec.text("perception/log", f"{target}: {len(estimate.tag_ids)} tags used {sorted(used)}, "
                                    f"{estimate.reprojection_px:.2f} px rms, "
                                    f"confidence {estimate.confidence:.2f} ({estimate.resolved_by})")
     else:
-        rec.text("perception/log", "peg not found", "WARN")
+        rec.text("perception/log", f"{target} not found", "WARN")
     if T_true is not None:
         record_peg_pose(rec, "world/peg_truth", T_true, half, TRUTH)

@@ -34,21 +34,27 @@ def record_reset(rec: Recorder, world, run) -> None:
                             np.asarray(run.qpos)[keep], collision=False)
     if run.camera is not None:
         record_camera(rec, run.camera)
-    for t, purpose, image, est in out.looks:
+    for t, _, image, est in out.looks:
+        if run.camera is not None:
+            rec.set_time_s(t)
+            record_look(rec, run.camera, run.layout, image, est)
+    record_attempts(rec, out, float(run.times_s[-1]) if len(run.times_s) else 0.0)
+    record_candidates(rec, out.candidates)
+
+
+def record_attempts(rec: Recorder, outcome, last_t: float) -> None:
+    """A reset's attempts as spans (an unfinished one ends at ``last_t``), each look's purpose and
+    each attempt's result as log lines."""
+    for t, purpose, *_ in outcome.looks:
         rec.set_time_s(t)
         rec.text("reset/log", purpose)
-        if run.camera is not None:
-            record_look(rec, run.camera, run.layout, image, est)
-    last_t = float(run.times_s[-1]) if len(run.times_s) else 0.0
-    for span in out.spans:
+    for span in outcome.spans:
         rec.set_time_s(span["start_s"])
         rec.state("reset/attempt", f"attempt {span['attempt']}")
-        end = span["end_s"] if span["end_s"] is not None else last_t
-        rec.set_time_s(end)
+        rec.set_time_s(span["end_s"] if span["end_s"] is not None else last_t)
         rec.state("reset/attempt", None)
         rec.text("reset/log", f"attempt {span['attempt']}: {span['result']}",
                  "INFO" if span["result"] == "landed" else "WARN")
-    record_candidates(rec, out.candidates)
 
 
 def record_candidates(rec: Recorder, candidates: dict) -> None:

@@ -40,7 +40,8 @@ def run_reset(rig, planner, task, half_extents, surface_z: float, rng: np.random
     out = ResetOutcome(False, 0, 0.0)
     for attempt in range(1, max_attempts + 1):
         out.attempts = attempt
-        out.spans.append({"attempt": attempt, "start_s": _sim_time(rig), "end_s": None, "result": "running"})
+        out.spans.append({"attempt": attempt, "start_s": rig.sim_time_s(), "end_s": None,
+                          "result": "running"})
         try:
             est, image = _look(rig, rng, out, f"attempt {attempt}: find the peg")
             truth = rig.true_peg_pose()
@@ -126,19 +127,15 @@ def run_reset(rig, planner, task, half_extents, surface_z: float, rng: np.random
     return out
 
 
-def _sim_time(rig) -> float:
-    return float(rig.sim.snapshot()[0])
-
-
 def _end_span(out: ResetOutcome, rig, attempt: int, result: str) -> None:
     """The attempt's span ends now (simulated time) with ``result``."""
     span = out.spans[attempt - 1]
-    span["end_s"], span["result"] = _sim_time(rig), result
+    span["end_s"], span["result"] = rig.sim_time_s(), result
 
 
 def _look(rig, rng, out: ResetOutcome, purpose: str):
     """``rig.perceive``, keeping the image and the estimate (with the simulated time) for the recording."""
-    t = _sim_time(rig)
+    t = rig.sim_time_s()
     est, image = rig.perceive(rng)
     out.looks.append((t, purpose, image, est))
     return est, image

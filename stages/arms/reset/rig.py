@@ -62,6 +62,10 @@ class ResetRig:
         self._holding: set[str] = set()
 
     # ------------------------------------------------------------------ state
+    def sim_time_s(self) -> float:
+        """The simulation's clock (s)."""
+        return float(self.sim.snapshot()[0])
+
     def true_peg_pose(self) -> np.ndarray:
         import mujoco
 

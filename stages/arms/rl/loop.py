@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -18,7 +18,7 @@ from core.errors import ChoreographError, ConfigError, PerceptionError
 from stages.arms.execution.settings import HardwareSettings
 from stages.arms.planning.settings import PlannerSettings
 from stages.arms.reset.plan import ResetPlanner
-from stages.arms.reset.reset import run_reset
+from stages.arms.reset.reset import ResetOutcome, run_reset
 from stages.arms.reset.rig import ResetRig
 from stages.arms.reset.setup import drop_peg, reset_cell
 from stages.arms.reset.task import TaskSpec
@@ -47,6 +47,17 @@ class Slot:
         return cls(T, [float(v) for v in cfg.get("slot_m", [0.048, 0.16])], float(cfg.get("depth_m", 0.03)))
 
 
+@dataclass
+class RLRun:
+    """The loop's episodes (``episodes.jsonl``'s records), the simulation's recorded states (times
+    and full qpos) and every reset's outcome (the first one's, then each episode's; images dropped)."""
+
+    records: list[dict]
+    times_s: np.ndarray
+    qpos: np.ndarray
+    resets: list[ResetOutcome]
+
+
 class InsertionEpisodes:
     """Runs episodes in one reset cell: the policy's attempt, the camera's verdict, the reset."""
 
@@ -54,16 +65,20 @@ class InsertionEpisodes:
                  half_extents: np.ndarray, settings: RLLoopSettings, rng: np.random.Generator, log):
         self.rig, self.planner, self.policy, self.task, self.slot = rig, planner, policy, task, slot
         self.half, self.settings, self.rng, self.log = half_extents, settings, rng, log
+        self.resets: list[ResetOutcome] = []
 
     def detect(self, T_world_peg: np.ndarray) -> InsertionCheck:  # noqa: N803
         t = self.task
         return check_insertion(T_world_peg, self.slot.T_world, self.slot.size_m, self.slot.depth_m, self.half,
                                t.long_axis, t.insert_depth_m, t.hole_tolerance_m)
 
-    def reset(self):
+    def reset(self) -> ResetOutcome:
         s = self.settings
-        return run_reset(self.rig, self.planner, self.task, self.half, s.surface_z, self.rng, s.max_attempts,
-                         self.log)
+        outcome = run_reset(self.rig, self.planner, self.task, self.half, s.surface_z, self.rng,
+                            s.max_attempts, self.log)
+        self.resets.append(replace(outcome, images={}, looks=[look[:2] + (None, look[3])
+                                                              for look in outcome.looks]))
+        return outcome
 
     def attempt(self, rec: dict[str, Any]) -> None:
         """The policy aims from what the camera sees and the peg is laid there: ``rec["action"]``,
@@ -85,10 +100,11 @@ class InsertionEpisodes:
             rec["attempt"] = f"{type(exc).__name__}: {exc}"[:300]
 
     def episode(self, ep: int) -> dict[str, Any]:
-        rec: dict[str, Any] = {"episode": ep}
+        rec: dict[str, Any] = {"episode": ep, "sim_start_s": self.rig.sim_time_s()}
         t0 = time.perf_counter()
         self.attempt(rec)
         rec["attempt_time_s"] = time.perf_counter() - t0
+        rec["sim_verdict_s"] = self.rig.sim_time_s()
         truth = self.detect(self.rig.true_peg_pose())
         try:
             seen, _ = self.rig.perceive(self.rng)
@@ -100,7 +116,8 @@ class InsertionEpisodes:
         outcome = self.reset()
         rec.update(reset_success=outcome.success, reset_attempts=outcome.attempts,
                    reset_time_s=outcome.time_s, reset_failures=[f["cause"] for f in outcome.failures],
-                   landing_error_m=outcome.metrics.get("landing.true_position_error_m"))
+                   landing_error_m=outcome.metrics.get("landing.true_position_error_m"),
+                   sim_end_s=self.rig.sim_time_s())
         self.log.info("episode %d: inserted=%s (truth %s), reset %s in %.1f s", ep, rec["detected"],
                       truth.inserted, "ok" if outcome.success else "FAILED", outcome.time_s)
         return rec
@@ -110,7 +127,7 @@ def run_rl_loop(world, scene: Mapping[str, Any], task: TaskSpec, slot: Slot, pla
                 hardware: HardwareSettings, settings: RLLoopSettings, policy: Policy, seed: int,
                 rng: np.random.Generator, log, metrics: dict[str, Any],
                 progress: Callable[..., Iterable] = lambda it, **_: it,
-                on_episode: Callable[[list[dict]], None] = lambda records: None) -> list[dict]:
+                on_episode: Callable[[list[dict]], None] = lambda records: None) -> RLRun:
     """Drop the peg, reset it, then run ``settings.episodes`` episodes; ``on_episode(records)``
     after each (e.g. to save them as they come)."""
     records: list[dict] = []
@@ -124,4 +141,5 @@ def run_rl_loop(world, scene: Mapping[str, Any], task: TaskSpec, slot: Slot, pla
             for ep in progress(range(settings.episodes), total=settings.episodes, desc="episodes"):
                 records.append(episodes.episode(ep))
                 on_episode(records)
-    return records
+    times, qpos = rig.sim.recorded()
+    return RLRun(records, times, qpos, episodes.resets)

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from stages.__main__ import run_config
+from tests.recordings import assert_recording
 
 FAST = ["scene.lights.key.castshadow=false", "hardware.speed=4", "pipeline.params.views=8"]
 # the peg held by friction alone (reset_cell), its drift in the fingers fitted with knots at revisits
@@ -87,6 +88,12 @@ def test_peg_spots_are_carried_seen_and_fitted(compose, tmp_path):
     assert len(report["grasp_corrections"]["left"]["tz_at_knots"]) >= 2
     assert (run / "extrinsics" / "calibration.yaml").exists()
     assert isinstance(json.loads((run / "extrinsics" / "spots.json").read_text())["jumped"], list)
+    c = assert_recording(run, {   # every look at a spot, the motion, the fitted camera beside the true one
+        "world/camera/image": "time", "world/camera/image/tag_corners": "time", "world/peg_estimate": "time",
+        "calibration/log": "time", "world/executed/*": "time", "world/camera_fit": None,
+        "calibration/fit": None})
+    looks = len(report["spots"])
+    assert c.rows["/calibration/log"] == looks and c.rows["/world/camera/image"] >= looks
 
 
 def test_a_dropped_peg_ends_the_arms_spots_and_nothing_is_lost(compose, tmp_path, monkeypatch):

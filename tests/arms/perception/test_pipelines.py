@@ -83,6 +83,11 @@ def test_calibrate_writes_a_calibration_that_perceive_loads(compose, tmp_path):
     assert set(cal.joint_offsets_rad) == {"left", "right"} and cal.T_world_cam is not None
     assert cal.source_run == str(run) and cal.date
     assert load_calibration(run / "intrinsics" / "intrinsics.yaml").T_world_cam is None
+    c = assert_recording(run, {   # each spot's image with its tags, the plates seen, the fitted camera
+        "world/camera/image": "time", "world/camera/image/tags": "time", "world/plate_estimate": "time",
+        "calibration/log": "time", "world/camera_fit": None, "calibration/fit": None})
+    spots = json.loads((run / "extrinsics" / "report.json").read_text())["spots"]
+    assert c.rows["/calibration/log"] == len(spots) == c.rows["/world/camera/image"]
     # later pipelines load it with calibration=<file>
     run2 = tmp_path / "perceive_calibrated"
     record = run_config(compose(["pipeline=perceive", *FAST, "seed=2",

@@ -8,6 +8,7 @@ from omegaconf import OmegaConf
 
 from core.errors import ConfigError
 from stages.__main__ import run_config
+from tests.recordings import assert_recording
 
 
 def _parts(cfg):
@@ -93,6 +94,11 @@ def test_one_episode_of_the_loop_runs_by_itself(compose, tmp_path):
     assert ep["reset_success"] is True
     m = json.loads((run / "metrics.json").read_text())
     assert m["rl_loop.episodes"] == 1 and m["rl_loop.detector_false_positives"] == 0
+    c = assert_recording(run, {   # the episode as a span, its verdict, the resets, the physics states
+        "rl/episode": "time", "rl/inserted": "time", "rl/insertion_depth_m": "time", "rl/log": "time",
+        "reset/attempt": "time", "reset/log": "time", "world/executed/*": "time", "world/scene/*": None})
+    assert c.rows["/rl/inserted"] == 1 and c.rows["/rl/log"] == 2
+    assert ep["sim_start_s"] < ep["sim_verdict_s"] < ep["sim_end_s"]
 
 
 def test_a_driver_fault_mid_reset_fails_the_episode_and_the_loop_goes_on(compose, tmp_path):

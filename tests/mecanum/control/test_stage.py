@@ -57,6 +57,10 @@ def test_the_comparison_table_matches_individual_runs(compose, tmp_path):
     cmp, cmp_dir = run(compose, tmp_path, ["pipeline=follow_compare", "path=straight",
                                           "pipeline.stages.compare.follower_files=false"], "cmp")
     table = (cmp_dir / "compare/table.md").read_text()
+    c = assert_recording(cmp_dir, {   # every follower on the one field, under its own name
+        "field/path/flat": None, **{f"{f}/{e}": "time" for f in ("skidaddle", "roadrunner", "roadrunner_a30")
+                                    for e in ("field/robot", "robot/speed_in_s", "motors/power")},
+        "skidaddle/control/requests/along_path": "time", "skidaddle/field/trail": None})
     assert (cmp_dir / "compare/field.png").stat().st_size > 10_000
     for follower in ("skidaddle", "roadrunner", "roadrunner_a30"):
         one, _ = run(compose, tmp_path, ["pipeline=follow", "path=straight",
@@ -66,6 +70,7 @@ def test_the_comparison_table_matches_individual_runs(compose, tmp_path):
         for key in METRICS:
             assert cmp[f"compare.{follower}.{key}"] == one[f"follow.{key}"], (follower, key)
             assert f"{one[f'follow.{key}']:.2f}" in row or str(one[f"follow.{key}"]) in row
+        assert c.rows[f"/{follower}/field/robot"] == one["follow.ticks"]
 
 
 def test_the_follower_sweep_gathered_by_the_sweep_summary_config(tmp_path):
@@ -98,6 +103,14 @@ def test_teleop_replans_mid_motion_and_reaches_its_targets(compose, tmp_path):
     moving = [e for e in events if e.get("interrupted_previous")]
     assert any(e["start_speed_in_s"] > 10 for e in moving)  # replaced while driving fast
     assert (run_dir / "teleop/field.png").exists() and (run_dir / "teleop/log.csv").exists()
+    c = assert_recording(run_dir, {   # each path at its request, the robot every tick
+        "field/tiles": None, "field/path/flat": "time", "field/target": "time", "teleop/log": "time",
+        "field/robot": "time", "robot/deviation_in": "time", "control/requests/along_path": "time",
+        "motors/power": "time", "control/mode": "time"})
+    assert c.rows["/field/path/flat"] == m["teleop.replans"]
+    assert c.rows["/teleop/log"] == len(events)
+    with open(run_dir / "teleop/log.csv") as f:
+        assert c.rows["/field/robot"] == c.rows["/motors/power"] == len(list(csv.DictReader(f)))
 
 
 def test_bad_config_fails_at_construction_naming_the_key():
