@@ -138,7 +138,10 @@ def record_compare(rec: Recorder, runs: dict, drive) -> None:
     for k, (name, run) in enumerate(runs.items()):
         record_drive(rec, name, run.log, run.deviation, drive, prefix=f"{name}/",
                      color=FOLLOWER_COLORS[k % len(FOLLOWER_COLORS)])
-    each = lambda path: tuple(f"{n}/{path}" for n in names)  # noqa: E731
+
+    def each(path: str) -> tuple[str, ...]:
+        return tuple(f"{n}/{path}" for n in names)
+
     rec.layout((
         View("3d", "field", ("field/**", *each("field/**"))),
         View("series", "speed (in/s)", each("robot/speed_in_s")),

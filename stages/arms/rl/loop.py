@@ -76,8 +76,8 @@ class InsertionEpisodes:
         s = self.settings
         outcome = run_reset(self.rig, self.planner, self.task, self.half, s.surface_z, self.rng,
                             s.max_attempts, self.log)
-        self.resets.append(replace(outcome, images={}, looks=[look[:2] + (None, look[3])
-                                                              for look in outcome.looks]))
+        self.resets.append(replace(outcome, images={},   # the images stay out of memory
+                                   looks=[(t, purpose, None, est) for t, purpose, _, est in outcome.looks]))
         return outcome
 
     def attempt(self, rec: dict[str, Any]) -> None:
