@@ -37,6 +37,7 @@ the error's split between the camera, the grasp's unknowns and the slip, is
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Callable, Iterable
 
@@ -248,6 +249,7 @@ class PegCalibration:
         dets = rig.estimator.detector.detect(image)
         entry = {"spot": name, "arm": arm, "time_s": float(state.stamp), "q_believed": q_believed.tolist(),
                  "peg_target": T_peg.tolist()}
+        view = SpotView(float(state.stamp), arm, name, image, dets, None, rig.layout, rig.estimator.camera)
         try:
             seen = estimate_pose(dets, rig.layout, rig.estimator.camera, None)
             # a single tag's pose may be ambiguous, its corners are not: the corner fit keeps it
@@ -259,8 +261,7 @@ class PegCalibration:
             log.rejected.append({"spot": name, "reason": str(e)})
             self.log.info("spot %s rejected: %s", name, e)
             log.entries.append({**entry, "rejected": str(e)})
-            self.on_view(SpotView(float(state.stamp), arm, name, image, dets, None, rig.layout,
-                                  rig.estimator.camera, str(e)))
+            self.on_view(dataclasses.replace(view, reason=str(e)))
             return False
         ids = list(seen.tag_ids)
         by_id = {int(i): c for i, c in zip(dets.ids, dets.corners, strict=True)}
@@ -274,8 +275,7 @@ class PegCalibration:
                       **perception_errors(seen.T_cam_obj, T_cam_true),
                       "T_hand_peg_true": log.true_grasps[name].tolist()})
         log.entries.append(entry)
-        self.on_view(SpotView(float(state.stamp), arm, name, image, dets, seen, rig.layout,
-                              rig.estimator.camera))
+        self.on_view(dataclasses.replace(view, estimate=seen))
         if len(log.images) < s.save_spots:
             log.images[f"spot_{name}.png"] = draw_overlay(image, rig.layout, rig.estimator.camera, seen, dets)
         return True

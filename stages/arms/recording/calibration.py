@@ -42,7 +42,7 @@ class SpotViewRecorder:
         self.views += 1
         rec.set_time_s(view.time_s)
         record_look(rec, view.camera, view.layout, view.image, view.estimate, detections=view.detections,
-                    target=self.target, jpeg_quality=SPOT_JPEG_QUALITY)
+                    target=self.target, jpeg_quality=SPOT_JPEG_QUALITY, reason=view.reason)
         est = view.estimate
         verdict = (f"rejected: {view.reason}" if view.reason is not None else
                    f"seen: tags {sorted(int(i) for i in est.tag_ids)}, {est.reprojection_px:.2f} px rms")

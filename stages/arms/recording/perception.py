@@ -42,9 +42,9 @@ def record_peg_pose(rec: Recorder, entity: str, T_world_obj: np.ndarray, half_ex
 
 def record_look(rec: Recorder, camera, layout, image: np.ndarray, estimate=None, detections=None,
                 T_true: np.ndarray | None = None, entity: str = "world/camera", target: str = "peg",
-                jpeg_quality: int | None = None) -> None:  # noqa: N803
+                jpeg_quality: int | None = None, reason: str | None = None) -> None:  # noqa: N803
     """One image at the current time: the tags found in it, and the ``target`` (the peg, a hand's
-    plate) fitted from them."""
+    plate) fitted from them; without an estimate, ``reason`` says why (default: not found)."""
     if not rec.enabled:
         return
     img = f"{entity}/image"
@@ -71,6 +71,6 @@ def record_look(rec: Recorder, camera, layout, image: np.ndarray, estimate=None,
                                    f"{estimate.reprojection_px:.2f} px rms, "
                                    f"confidence {estimate.confidence:.2f} ({estimate.resolved_by})")
     else:
-        rec.text("perception/log", f"{target} not found", "WARN")
+        rec.text("perception/log", f"{target}: {reason or 'not found'}", "WARN")
     if T_true is not None:
         record_peg_pose(rec, "world/peg_truth", T_true, half, TRUTH)

@@ -34,8 +34,7 @@ def record_reset(rec: Recorder, world, run) -> None:
                             np.asarray(run.qpos)[keep], collision=False)
     if run.camera is not None:
         record_camera(rec, run.camera)
-    for t, _, image, est in out.looks:
-        if run.camera is not None:
+        for t, _, image, est in out.looks:
             rec.set_time_s(t)
             record_look(rec, run.camera, run.layout, image, est)
     record_attempts(rec, out, float(run.times_s[-1]) if len(run.times_s) else 0.0)
