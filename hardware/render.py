@@ -210,8 +210,11 @@ class OffscreenRenderer:
         return r
 
     def render(self, data, camera: str | int, width: int | None = None,
-               height: int | None = None, scene_option=None) -> np.ndarray:
-        """An H x W x 3 uint8 image of ``data`` seen from ``camera``."""
+               height: int | None = None, scene_option=None, shadows: bool = True) -> np.ndarray:
+        """An H x W x 3 uint8 image of ``data`` seen from ``camera`` (``shadows=False``: without the
+        lights' shadow maps, ~4x faster on a CPU renderer)."""
+        import mujoco
+
         cid = camera_id(self.model, camera)
         if width is None or height is None:
             width, height = camera_resolution(self.model, cid)
@@ -220,6 +223,7 @@ class OffscreenRenderer:
             r.update_scene(data, camera=cid)
         else:
             r.update_scene(data, camera=cid, scene_option=scene_option)
+        r.scene.flags[mujoco.mjtRndFlag.mjRND_SHADOW] = bool(shadows)
         return r.render().copy()
 
     def close(self) -> None:

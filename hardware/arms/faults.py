@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import time
 
 import numpy as np
 
@@ -13,7 +12,8 @@ from hardware.arms.protocol import ArmDriver, ArmTrajectory, CancelEvent, Driver
 class FaultyDriver(DriverWrapper):
     """Wraps ``inner`` and injects, as configured:
 
-    - ``send_latency_s`` + uniform ``[0, send_jitter_s]`` of wall time before the goal is sent;
+    - ``send_latency_s`` + uniform ``[0, send_jitter_s]`` before the goal is sent (on the driver's
+      clock's stopwatch: wall seconds on a wall clock, simulated seconds on virtual time);
     - ``fail_at_s``: the arm fails that long (driver clock) after the start stamp, mid-motion;
     - ``reject``: the goal is refused;
     - ``hang``: the goal is never acknowledged (the call blocks until cancelled).
@@ -32,42 +32,38 @@ class FaultyDriver(DriverWrapper):
                 on_sent=None) -> GoalResult:
         with self._rng_lock:
             delay = self.send_latency_s + self.send_jitter_s * float(self.rng.random())
-        t0 = time.perf_counter()
-        if cancel.wait(delay):
+        timing = self.timing
+        t0 = timing.stopwatch()
+        if delay > 0 and timing.wait_for(cancel.is_set, timeout_s=delay):
             return GoalResult(self.name, Outcome.CANCELLED, "cancelled while sending")
         if self.reject:
             return GoalResult(self.name, Outcome.REJECTED, "goal rejected (injected fault)",
-                              send_latency_s=time.perf_counter() - t0)
+                              send_latency_s=timing.stopwatch() - t0)
         if self.hang:
-            cancel.wait()
+            timing.wait_for(cancel.is_set)
             return GoalResult(self.name, Outcome.TIMEOUT, "goal never acknowledged (injected hang)")
         if self.fail_at_s is None:
             result = self.inner.execute(trajectory, start_stamp, cancel, on_sent)
         else:
             result = self._execute_then_fail(trajectory, start_stamp, cancel, on_sent)
         return GoalResult(result.arm, result.outcome, result.reason, result.sent_s, result.started_s,
-                          result.ended_s, time.perf_counter() - t0 if np.isnan(result.send_latency_s)
-                          else result.send_latency_s + delay, result.stopped_wall_s)
+                          result.ended_s, timing.stopwatch() - t0 if np.isnan(result.send_latency_s)
+                          else result.send_latency_s + delay, result.stopped_at)
 
     def _execute_then_fail(self, trajectory, start_stamp, cancel, on_sent) -> GoalResult:
         """Run on the inner driver with a private cancel that fires at the fault time."""
-        own = CancelEvent()
+        own = CancelEvent(self.timing.stopwatch)
         cancel.subscribe(lambda: own.set(cancel.reason))
         fault_at = start_stamp + float(self.fail_at_s)
 
         def trip():
-            while not own.is_set():
-                now = self.inner.clock()
-                if now >= fault_at:
-                    own.set(f"injected fault at t={self.fail_at_s:.3f} s into the motion")
-                    return
-                own.wait(0.0005)
+            if not self.timing.wait_for(own.is_set, until=fault_at):
+                own.set(f"injected fault at t={self.fail_at_s:.3f} s into the motion")
 
-        watcher = threading.Thread(target=trip, daemon=True, name=f"fault-{self.name}")
-        watcher.start()
+        self.timing.thread(trip, name=f"fault-{self.name}")
         result = self.inner.execute(trajectory, start_stamp, own, on_sent)
         own.set("done")
         if result.outcome == Outcome.CANCELLED and own.reason.startswith("injected fault"):
             return GoalResult(result.arm, Outcome.FAILED, own.reason, result.sent_s, result.started_s,
-                              result.ended_s, result.send_latency_s, result.stopped_wall_s)
+                              result.ended_s, result.send_latency_s, result.stopped_at)
         return result

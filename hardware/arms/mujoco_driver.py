@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 
 from hardware.arms.mujoco_sim import PhysicsSim
@@ -19,6 +18,7 @@ class MujocoArmDriver:
         """``joint_offsets_rad``: hidden joint zero offsets (physics runs at commanded + offset;
         commands and readings stay the believed angles). None = none."""
         self.sim, self.name, self.joint_names = sim, name, tuple(joint_names)
+        self.timing = sim.timing
         sim.add_arm(name, self.joint_names, joint_offsets_rad)
 
     def clock(self) -> float:
@@ -29,7 +29,7 @@ class MujocoArmDriver:
 
     def execute(self, trajectory: ArmTrajectory, start_stamp: float, cancel: CancelEvent,
                 on_sent: Callable[[], None] | None = None) -> GoalResult:
-        t0 = time.perf_counter()
+        t0 = self.timing.stopwatch()
         if tuple(trajectory.joint_names) != self.joint_names:
             return GoalResult(self.name, Outcome.REJECTED,
                               f"trajectory joints {list(trajectory.joint_names)} are not this arm's "
@@ -37,13 +37,13 @@ class MujocoArmDriver:
         if cancel.is_set():
             return GoalResult(self.name, Outcome.CANCELLED, "cancelled before sending")
         goal = self.sim.submit(self.name, trajectory, start_stamp)
-        latency = time.perf_counter() - t0
+        latency = self.timing.stopwatch() - t0
         sent = self.sim.clock()
         if on_sent is not None and goal.outcome is None:
             on_sent()
         cancel.subscribe(lambda: self.sim.cancel(goal, cancel.reason or "cancelled"))
-        goal.done.wait()
+        self.timing.wait_for(goal.done.is_set)
         return GoalResult(self.name, goal.outcome or Outcome.FAILED, goal.reason, sent,
                           goal.started_s if goal.started_s is not None else float("nan"),
                           goal.ended_s if goal.ended_s is not None else float("nan"), latency,
-                          goal.stop_wall_s if goal.stop_wall_s is not None else float("nan"))
+                          goal.stopped_at if goal.stopped_at is not None else float("nan"))

@@ -1,8 +1,11 @@
 """One MuJoCo physics simulation shared by every arm's driver.
 
 The simulation steps in its own thread at the model's timestep (or ``timestep_s``, which
-sets the model's: a finer step lets a held object drift less in the fingers), paced to wall-clock
-time (``speed`` sim-seconds per wall-second; 1 = real time). Each arm's joints are
+sets the model's: a finer step lets a held object drift less in the fingers), on one of two clocks
+(:mod:`hardware.arms.clock`): ``clock="sim"`` — virtual time, stepped as fast as the CPU allows
+while a goal or a wait is pending and standing still otherwise, so a run is the same step for step
+under any load — or ``clock="wall"``, paced to wall-clock time (``speed`` sim-seconds per
+wall-second; 1 = real time) for watching a run. Each arm's joints are
 position-controlled by the model's position actuators with velocity feedforward
 (``kp·(q* − q) + kv·(q̇* − q̇)``, within the actuators' force ranges); grippers by their own
 actuators. Every access to the shared ``MjData`` — stepping, reading state, submitting and cancelling
@@ -18,7 +21,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from hardware.arms.clock import Clock, SimClock, WallClock
 from hardware.arms.protocol import ArmTrajectory, JointState, Outcome
+
+CLOCKS = ("sim", "wall")
 
 
 @dataclass
@@ -32,7 +38,7 @@ class Goal:
     ended_s: float | None = None
     outcome: Outcome | None = None
     reason: str = ""
-    stop_wall_s: float | None = None
+    stopped_at: float | None = None   # the clock's stopwatch when a cancel made the arm hold
     done: threading.Event = field(default_factory=threading.Event)
 
 
@@ -50,9 +56,11 @@ class PhysicsSim:
     """Steps the model; arms are registered by name with their joints and actuators."""
 
     def __init__(self, model, qpos: np.ndarray | None = None, speed: float = 1.0,
-                 record_every: int = 1, timestep_s: float | None = None):
+                 record_every: int = 1, timestep_s: float | None = None, clock: str = "sim"):
         import mujoco
 
+        if clock not in CLOCKS:
+            raise ValueError(f"clock must be one of {CLOCKS}, got {clock!r}")
         if not speed > 0:
             raise ValueError(f"speed must be > 0 (sim seconds per wall second), got {speed}")
         if timestep_s is not None:
@@ -78,6 +86,12 @@ class PhysicsSim:
         self._steps = 0
         self.step_hooks: list[Callable[[object, object], None]] = []
         self.error: BaseException | None = None
+        self.timing: Clock
+        if clock == "sim":
+            self.timing = SimClock(self.clock, self.step, self.has_goals)
+            self.timing.on_error = self._fail_goals
+        else:
+            self.timing = WallClock(self.clock, self.speed)
 
     # ------------------------------------------------------------------ set-up
     def add_arm(self, name: str, joints: Sequence[str],
@@ -135,6 +149,10 @@ class PhysicsSim:
         with self.lock:
             return float(self.data.time), self.data.qpos.copy()
 
+    def has_goals(self) -> bool:
+        with self.lock:
+            return bool(self._goals)
+
     def recorded(self) -> tuple[np.ndarray, np.ndarray]:
         with self.lock:
             return np.array(self._times), np.array(self._qpos)
@@ -160,7 +178,7 @@ class PhysicsSim:
             if goal.outcome is None:
                 ch = self._arms[goal.arm]
                 self._hold[goal.arm] = self.data.qpos[ch.qpos] - ch.offsets
-                goal.stop_wall_s = time.perf_counter()
+                goal.stopped_at = self.timing.stopwatch()
                 self._finish(goal, Outcome.CANCELLED, reason)
 
     def _finish(self, goal: Goal, outcome: Outcome, reason: str = "") -> None:
@@ -220,7 +238,10 @@ class PhysicsSim:
                     self._qpos.append(self.data.qpos.copy())
 
     def start(self) -> None:
-        """Step in a background thread, paced to wall-clock time × ``speed``."""
+        """Step in a background thread: on virtual time, or paced to wall-clock time × ``speed``."""
+        if isinstance(self.timing, SimClock):
+            self.timing.start()
+            return
         if self._thread is not None:
             return
         self._stop.clear()
@@ -228,6 +249,9 @@ class PhysicsSim:
         self._thread.start()
 
     def stop(self) -> None:
+        if isinstance(self.timing, SimClock):
+            self.timing.stop()
+            return
         self._stop.set()
         if self._thread is not None:
             self._thread.join()
@@ -250,19 +274,17 @@ class PhysicsSim:
                     # stamp computed "now + lead" is not overrun by a burst of catch-up steps
                     wall0, sim0 = time.perf_counter(), float(self.data.time)
         except BaseException as exc:  # noqa: BLE001 - surfaced to the drivers
-            self.error = exc
-            with self.lock:
-                for goal in list(self._goals.values()):
-                    self._finish(goal, Outcome.FAILED, f"physics stopped: {exc}")
+            self._fail_goals(exc)
+
+    def _fail_goals(self, exc: BaseException) -> None:
+        self.error = exc
+        with self.lock:
+            for goal in list(self._goals.values()):
+                self._finish(goal, Outcome.FAILED, f"physics stopped: {exc}")
 
     def run_until_idle(self, timeout_s: float = 60.0) -> None:
-        """Wait (wall time) until no arm has a goal."""
-        deadline = time.perf_counter() + timeout_s
-        while time.perf_counter() < deadline:
-            with self.lock:
-                if not self._goals:
-                    return
-            time.sleep(0.005)
+        """Wait until no arm has a goal (at most ``timeout_s`` of the clock's stopwatch)."""
+        self.timing.wait_for(lambda: not self.has_goals(), timeout_s=timeout_s)
 
     def __enter__(self):
         self.start()

@@ -4,18 +4,23 @@ One driver per arm. ``execute`` blocks in the caller's thread: it sends the goal
 (which may take a while: a real driver talks over a network), calls ``on_sent`` once
 the goal is acknowledged, waits for the motion to finish, and returns how it ended. Setting
 the ``cancel`` event stops the arm mid-motion (it holds where it is) and makes ``execute``
-return CANCELLED. Stamps are in the driver's clock (``driver.clock()``), shared by every arm of one robot.
+return CANCELLED. Stamps are in the driver's clock (``driver.clock()``), shared by every arm of
+one robot; ``driver.timing`` says how that clock passes and is waited on (virtual time in
+simulation, wall time on a robot).
 """
 
 from __future__ import annotations
 
 import enum
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 import numpy as np
+
+from hardware.arms.clock import Clock
 
 
 class Outcome(enum.StrEnum):
@@ -53,8 +58,9 @@ class GoalResult:
     sent_s: float = float("nan")      # clock time when the goal was acknowledged
     started_s: float = float("nan")   # clock time of the first control step on the trajectory
     ended_s: float = float("nan")     # clock time the arm finished or stopped
-    send_latency_s: float = float("nan")  # wall time the send took
-    stopped_wall_s: float = float("nan")  # perf_counter time the arm was commanded to hold (cancel)
+    send_latency_s: float = float("nan")  # how long the send took, on the clock's stopwatch
+    stopped_at: float = float("nan")      # the clock's stopwatch when the arm was commanded to hold
+    #                                       (cancel): wall s on a wall clock, simulated s on virtual time
 
     @property
     def ok(self) -> bool:
@@ -68,12 +74,13 @@ class CancelEvent(threading.Event):
     from the thread that raised it — no polling, no waiting for a thread to wake.
     """
 
-    def __init__(self):
+    def __init__(self, stopwatch: Callable[[], float] = time.perf_counter):
         super().__init__()
         self._callbacks: list = []
         self._cb_lock = threading.Lock()
         self.reason = ""
-        self.set_wall_s: float | None = None
+        self.stopwatch = stopwatch       # the drivers' clock's stopwatch (Clock.stopwatch)
+        self.set_at: float | None = None  # its reading when the cancel was raised
 
     def subscribe(self, callback) -> None:
         with self._cb_lock:
@@ -84,12 +91,10 @@ class CancelEvent(threading.Event):
             callback()
 
     def set(self, reason: str = "cancelled") -> None:  # type: ignore[override]
-        import time
-
         with self._cb_lock:
             if self.is_set():
                 return
-            self.reason, self.set_wall_s = reason, time.perf_counter()
+            self.reason, self.set_at = reason, self.stopwatch()
             super().set()
             callbacks, self._callbacks = self._callbacks, []
         for cb in callbacks:
@@ -101,6 +106,7 @@ class ArmDriver(Protocol):
     name: str
     joint_names: tuple[str, ...]
     is_real: bool  # a real robot: the bring-up protocol asks for explicit confirmation
+    timing: Clock  # how its clock passes and is waited on (hardware.arms.clock)
 
     def clock(self) -> float: ...
 
@@ -116,6 +122,7 @@ class DriverWrapper:
     def __init__(self, inner: ArmDriver):
         self.inner = inner
         self.name, self.joint_names, self.is_real = inner.name, inner.joint_names, inner.is_real
+        self.timing = inner.timing
 
     def clock(self) -> float:
         return self.inner.clock()

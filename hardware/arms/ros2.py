@@ -39,6 +39,7 @@ from typing import Any
 
 from core.errors import ConfigError, ExecutionError
 from core.settings import from_config
+from hardware.arms.clock import WallClock
 from hardware.arms.protocol import ArmTrajectory, CancelEvent, GoalResult, JointState, Outcome
 from hardware.arms.ros2_messages import (
     ERROR_CODES,
@@ -140,6 +141,7 @@ class Ros2ArmDriver:
                  goal_time_tolerance_s: float = 0.5, goal_tolerance_rad: float | None = None):
         self.name, self.joint_names = name, tuple(joint_names)
         self.client, self._clock, self.states = client, clock, states
+        self.timing = WallClock(clock)   # a real robot's time passes by itself
         self.build_goal = build_goal or goal_message
         self.server_timeout_s, self.result_timeout_s = float(server_timeout_s), float(result_timeout_s)
         self.goal_time_tolerance_s = float(goal_time_tolerance_s)

@@ -116,7 +116,7 @@ def test_a_labs_own_file_with_ints_a_table_body_and_overlapping_fingers_plans_fr
     run = tmp_path / "run"
     proc = run_cli("pipeline=plan", "robot=lab_arm", f"hydra.searchpath=[file://{conf}]",
                    "robot.clearance_m=0.005", "goal.joints={arm: [1, 1]}",
-                   "pipeline.stages.execute.video=false", "hardware.speed=4",
+                   "pipeline.stages.execute.video=false",
                    f"hydra.run.dir={run}")
     assert proc.returncode == 0, proc.stderr + proc.stdout
     status = json.loads((run / "status.json").read_text())

@@ -103,6 +103,7 @@ def test_a_group_number_given_a_wrong_type_is_named(compose, group, value, data)
 @pytest.mark.parametrize("override, named", [
     ("hardware.sped=2", "hardware.sped"),
     ("hardware.speed=0", "hardware.speed=0.0: allowed: > 0"),
+    ("hardware.clock=fast", "hardware.clock='fast': allowed: ['sim', 'wall']"),
     ("planner.backend=moveit", "planner.backend"),
     ("retimer.rate_hz=-1", "retimer.rate_hz=-1.0: allowed: > 0"),
 ])

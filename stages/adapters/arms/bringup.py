@@ -20,6 +20,7 @@ real, so every moving step needs ``pipeline.stages.bringup.confirm=true`` (or pe
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -42,7 +43,9 @@ class BringUp(Stage):
 
     def __init__(self, hardware: Mapping[str, Any] | None = None, treat_as_real: bool = False,
                  **settings: Any):
-        self.hw = hardware_settings(hardware)
+        # the protocol is the real robot's: it waits and records on wall time, so the simulator it
+        # rehearses on is paced to the wall clock (at hardware.speed) whatever hardware.clock says
+        self.hw = dataclasses.replace(hardware_settings(hardware), clock="wall")
         self.treat_as_real = bool(treat_as_real)
         self.settings = BringUpSettings.from_config(
             {**settings, "clock_speed": self.hw.speed, "start_buffer_s": self.hw.start_buffer_s,

@@ -22,12 +22,15 @@ latency median/max (from the shared cancel to the last arm commanded to hold, wa
 colliding states of the synchronized and naive runs (every recorded physics state checked), and
 the sequential baseline (one arm after the other, every ``sequential_check_every``-th state checked).
 
-Latency is on the robot's clock: the simulation runs ``speed`` times faster than real time, so
-the wall-time delay injected is ``latency / speed`` — a 50 ms send is 50 ms of robot time, as
-on hardware. Start skews are in the robot's (simulation) clock; they are quantized to the
-physics step (the arms can only start on a step). Cancel latencies are wall time, and so are
-the measured send latencies (``send_latency_*_wall_s``: the injected delay plus the wait for the
-physics lock; a scheduler stall of the physics thread shows up there without moving the clock).
+Latency is on the robot's clock. On virtual time (``hardware.clock=sim``, the default) a 50 ms send
+is 50 ms of simulated time, the stamp, the sends and the cancel all happen on known physics steps,
+and every figure is the same on any machine under any load: start skews and cancel latencies are
+simulated seconds (a cancel reaches the other arm on the failing arm's own step: 0). On the wall
+clock (``hardware.clock=wall``) the simulation runs ``speed`` times faster than real time, the
+wall-time delay injected is ``latency / speed``, and cancel latencies and measured send latencies
+(``send_latency_*_wall_s``: the injected delay plus the wait for the physics lock) are wall time —
+what a threaded executor costs on this machine. Start skews are always on the robot's clock,
+quantized to the physics step (the arms can only start on a step).
 """
 
 from __future__ import annotations
@@ -144,6 +147,9 @@ class ExecutionBenchmark:
         self.start_buffer_s = settings.start_buffer_s if settings.start_buffer_s is not None else max(
             hardware.start_buffer_s, 3.0 * settings.send_latency_max_s)
         self._slowest_send_s = 0.0   # carried across runs, as one long-lived executor would
+        # robot-clock seconds per stopwatch second: the wall clock runs at the benchmark's speed; on
+        # virtual time the injected latency is simulated seconds and nothing is scaled
+        self.clock_speed = settings.speed if hardware.clock == "wall" else 1.0
 
     # ------------------------------------------------------------------ one run
     def _robot(self, world, q0, names, seed: int, naive: bool, fail: dict[str, float] | None = None):
@@ -154,14 +160,13 @@ class ExecutionBenchmark:
         drivers = {}
         for k, (arm, d) in enumerate(plain.items()):
             inner = StartOnArrival(d, step) if naive else d
-            drivers[arm] = FaultyDriver(inner, send_jitter_s=s.send_latency_max_s / s.speed,
+            drivers[arm] = FaultyDriver(inner, send_jitter_s=s.send_latency_max_s / self.clock_speed,
                                         fail_at_s=(fail or {}).get(arm), seed=seed * 7 + k)
         return sim, drivers
 
     def _execute(self, world, per_arm, q0, names, seed, naive=False, fail=None):
         sim, drivers = self._robot(world, q0, names, seed, naive, fail)
-        executor = SynchronizedExecutor.from_hardware(drivers, self.hw, start_buffer_s=self.start_buffer_s,
-                                                      clock_speed=self.settings.speed)
+        executor = SynchronizedExecutor.from_hardware(drivers, self.hw, start_buffer_s=self.start_buffer_s)
         executor.slowest_send_s = self._slowest_send_s
         with sim:
             report = executor.run(per_arm)

@@ -11,41 +11,27 @@ from typing import Any
 
 import numpy as np
 
-from hardware.arms.protocol import ArmDriver, GoalResult
+from hardware.arms.protocol import ArmDriver, DriverWrapper, GoalResult
 from stages.arms.execution.bringup_report import StepFailed
 
 
-class MarkedReal:
+class MarkedReal(DriverWrapper):
     """Wraps a driver and marks it real (rehearse the operator-confirmation path on a simulator)."""
 
-    is_real = True
-
     def __init__(self, inner: ArmDriver):
-        self.inner, self.name, self.joint_names = inner, inner.name, inner.joint_names
-
-    def clock(self) -> float:
-        return self.inner.clock()
-
-    def read_state(self):
-        return self.inner.read_state()
+        super().__init__(inner)
+        self.is_real = True
 
     def execute(self, trajectory, start_stamp, cancel, on_sent=None) -> GoalResult:
         return self.inner.execute(trajectory, start_stamp, cancel, on_sent)
 
 
-class StampTap:
+class StampTap(DriverWrapper):
     """Passes through to ``inner`` and remembers the shared start stamp it was sent."""
 
     def __init__(self, inner: ArmDriver, on_stamp: Callable[[float], None], on_goal: Callable[[], None]):
-        self.inner, self.name, self.joint_names = inner, inner.name, inner.joint_names
-        self.is_real = inner.is_real
+        super().__init__(inner)
         self._on_stamp, self._on_goal = on_stamp, on_goal
-
-    def clock(self) -> float:
-        return self.inner.clock()
-
-    def read_state(self):
-        return self.inner.read_state()
 
     def execute(self, trajectory, start_stamp, cancel, on_sent=None) -> GoalResult:
         self._on_stamp(float(start_stamp))

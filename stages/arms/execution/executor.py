@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from core.errors import ExecutionError
+from hardware.arms.clock import Clock, WallClock
 from hardware.arms.protocol import ArmDriver, ArmTrajectory, CancelEvent, GoalResult, Outcome
 from stages.arms.execution.settings import HardwareSettings
 
@@ -92,11 +92,13 @@ def _moves(trajectory: ArmTrajectory) -> bool:
 class SynchronizedExecutor:
     """Runs per-arm trajectories on their drivers from one start stamp.
 
-    ``start_buffer_s`` is the minimum lead of the stamp over "now" in wall seconds; it grows
-    to ``safety × (slowest send seen)`` when sends are slow (× ``clock_speed`` on the clock).
+    Durations are on the drivers' clock's stopwatch (``driver.timing``): simulated seconds on
+    virtual time, wall seconds on a wall clock (``speed`` clock seconds per wall second).
+    ``start_buffer_s`` is the minimum lead of the stamp over "now"; it grows to
+    ``safety × (slowest send seen)`` when sends are slow (× ``speed`` on the clock).
     Every arm must acknowledge its goal within the first ``1 − STAMP_GUARD`` of the lead; if
     one does not (or a driver answers ``LATE``) and no arm has moved, all are sent again with
-    twice the lead, as long as it stays within ``max_start_lead_s`` (wall seconds).
+    twice the lead, as long as it stays within ``max_start_lead_s``.
     ``ack_timeout_s``: a goal that has not come back by its motion's end plus this
     is declared TIMEOUT and everything is cancelled.
     """
@@ -108,10 +110,14 @@ class SynchronizedExecutor:
                  ack_timeout_s: float = 2.0, send_safety: float = 1.5, clock_speed: float = 1.0,
                  max_start_lead_s: float = 1.0):
         self.drivers = dict(drivers)
+        first = next(iter(self.drivers.values()))
+        # the drivers' clock: how it passes and is waited on (a driver without one: a wall clock at
+        # ``clock_speed``); on virtual time every duration below is simulated seconds
+        self.timing: Clock = getattr(first, "timing", None) or WallClock(first.clock, clock_speed)
         self.start_buffer_s = float(start_buffer_s)
         self.ack_timeout_s = float(ack_timeout_s)
         self.send_safety = float(send_safety)
-        self.clock_speed = float(clock_speed)
+        self.clock_speed = float(self.timing.speed)
         self.max_start_lead_s = max(float(max_start_lead_s), self.start_buffer_s)
         self.slowest_send_s = 0.0
 
@@ -125,7 +131,7 @@ class SynchronizedExecutor:
         return cls(drivers, **kwargs)
 
     def lead_s(self) -> float:
-        """Lead of the stamp in clock seconds: the buffer or the slowest send (wall), × clock speed."""
+        """Lead of the stamp in clock seconds: the buffer or the slowest send (stopwatch s), × clock speed."""
         return min(max(self.start_buffer_s, self.send_safety * self.slowest_send_s),
                    self.max_start_lead_s) * self.clock_speed
 
@@ -135,7 +141,7 @@ class SynchronizedExecutor:
         if unknown:
             raise ExecutionError(f"no driver for arm(s) {sorted(unknown)}; drivers: {sorted(self.drivers)}")
         check_shared_timestamps(per_arm)
-        outer = cancel or CancelEvent()
+        outer = cancel or CancelEvent(self.timing.stopwatch)
         leads: list[float] = []
         lead = self.lead_s()
         while True:
@@ -149,8 +155,9 @@ class SynchronizedExecutor:
                 return report
             if lead >= self.max_start_lead_s * self.clock_speed * (1 - 1e-9):
                 tried = ", ".join(f"{x / self.clock_speed:.3g}" for x in leads)
+                unit = "s" if self.timing.simulated else "s wall"
                 report.cancel_reason = (f"the start stamp passed before arm(s) {late} acknowledged their "
-                                        f"goals, on every try (leads tried: {tried} s wall; "
+                                        f"goals, on every try (leads tried: {tried} {unit}; "
                                         "hardware.max_start_lead_s bounds them)")
                 for arm in late:
                     r = report.results[arm]
@@ -165,10 +172,9 @@ class SynchronizedExecutor:
     def _attempt(self, per_arm: Mapping[str, ArmTrajectory], outer: CancelEvent,
                  lead: float) -> tuple[ExecutionReport, list[str]]:
         """One try on one stamp; also the arms that had not acknowledged before it (else [])."""
-        cancel = CancelEvent()
+        timing = self.timing
+        cancel = CancelEvent(timing.stopwatch)
         outer.subscribe(lambda: cancel.set(outer.reason))
-        clock = next(iter(self.drivers.values())).clock
-        stamp = clock() + lead
         results: dict[str, GoalResult] = {}
         acked = {arm: threading.Event() for arm in per_arm}
 
@@ -183,40 +189,37 @@ class SynchronizedExecutor:
             if not result.ok:
                 cancel.set(f"arm {arm!r} {result.outcome.value}: {result.reason}")
 
-        t_wall = time.perf_counter()
-        threads = {arm: threading.Thread(target=run_arm, args=(arm,), name=f"arm-{arm}", daemon=True)
-                   for arm in per_arm}
-        for t in threads.values():
-            t.start()
-        duration = float(next(iter(per_arm.values())).times[-1])
-        # the clock runs at most clock_speed × wall (the simulation never catches up on a stall), so
-        # at this wall deadline the stamp is still ahead on the clock: no arm has started yet
-        ack_deadline = t_wall + (1.0 - self.STAMP_GUARD) * lead / self.clock_speed
-        late: list[str] = []
-        try:
-            for ev in acked.values():
-                ev.wait(max(0.0, ack_deadline - time.perf_counter()))
-            late = [a for a, ev in acked.items() if not ev.is_set()]
-            if late:
-                cancel.set(f"arm(s) {late} had not acknowledged their goals "
-                           f"{(1 - self.STAMP_GUARD) * lead:.3f} s into the stamp's {lead:.3f} s lead")
-            # the motion ends on the driver's clock (a simulation may run slower than its pace on a busy
-            # machine); from then each arm has ack_timeout_s (wall) to report
-            while len(results) < len(threads) and clock() < stamp + duration:
-                time.sleep(0.01)
-            deadline = time.perf_counter() + self.ack_timeout_s
-            for arm, t in threads.items():
-                t.join(max(0.0, deadline - time.perf_counter()))
-                if t.is_alive():
-                    cancel.set(f"arm {arm!r} timeout: no result {self.ack_timeout_s:.2f} s after its motion "
-                               "should have ended")
-            for t in threads.values():
-                t.join(self.ack_timeout_s)
-        except KeyboardInterrupt:
-            cancel.set("interrupted by the user (SIGINT)")
-            for t in threads.values():
-                t.join(self.ack_timeout_s)
-            raise
+        def all_acked() -> bool:
+            return all(ev.is_set() for ev in acked.values())
+
+        def all_answered() -> bool:
+            return len(results) == len(per_arm)
+
+        with timing.actor():   # on virtual time, the clock waits for this thread too
+            stamp = timing.now() + lead
+            threads = {arm: timing.thread(run_arm, name=f"arm-{arm}", args=(arm,)) for arm in per_arm}
+            duration = float(next(iter(per_arm.values())).times[-1])
+            late: list[str] = []
+            try:
+                # a wall clock runs at most ``speed`` x wall (the simulation never catches up on a
+                # stall), so at this deadline the stamp is still ahead: no arm has started yet
+                timing.wait_for(all_acked, timeout_s=(1.0 - self.STAMP_GUARD) * lead / timing.speed)
+                late = [a for a, ev in acked.items() if not ev.is_set()]
+                if late:
+                    cancel.set(f"arm(s) {late} had not acknowledged their goals "
+                               f"{(1 - self.STAMP_GUARD) * lead:.3f} s into the stamp's {lead:.3f} s lead")
+                # the motion ends on the driver's clock; from then each arm has ack_timeout_s to report
+                timing.wait_for(all_answered, until=stamp + duration)
+                if not timing.wait_for(all_answered, timeout_s=self.ack_timeout_s):
+                    silent = sorted(set(per_arm) - set(results))
+                    cancel.set(f"arm {silent[0]!r} timeout: no result {self.ack_timeout_s:.2f} s after its "
+                               "motion should have ended")
+                    timing.wait_for(all_answered, timeout_s=self.ack_timeout_s)
+            except KeyboardInterrupt:
+                cancel.set("interrupted by the user (SIGINT)")
+                for t in threads.values():
+                    t.join(self.ack_timeout_s)
+                raise
         for arm in threads:
             if arm not in results:
                 results[arm] = GoalResult(arm, Outcome.TIMEOUT, "the goal was never acknowledged")
@@ -225,8 +228,8 @@ class SynchronizedExecutor:
         if sends:
             self.slowest_send_s = max(self.slowest_send_s, *sends.values())
         latency = None
-        if cancel.is_set() and cancel.set_wall_s is not None:
-            stops = [r.stopped_wall_s for r in results.values() if np.isfinite(r.stopped_wall_s)]
-            latency = max(stops) - cancel.set_wall_s if stops else None
-        return ExecutionReport(results, stamp, lead, cancel.reason if cancel.is_set() else None,
-                               latency, sends), late
+        if cancel.is_set() and cancel.set_at is not None:
+            stops = [r.stopped_at for r in results.values() if np.isfinite(r.stopped_at)]
+            latency = max(stops) - cancel.set_at if stops else None
+        return ExecutionReport(dict(sorted(results.items(), key=lambda kv: list(per_arm).index(kv[0]))),
+                               stamp, lead, cancel.reason if cancel.is_set() else None, latency, sends), late

@@ -40,7 +40,7 @@ def simulated_robot(world, start_q: np.ndarray, joint_names, hw: HardwareSetting
         for j, adr in zip(arm.joints, arm.qpos_indices, strict=True):
             if j in index:
                 qpos[adr] = start_q[index[j]]
-    sim = PhysicsSim(world.model, qpos, speed=hw.speed, timestep_s=hw.timestep_s)
+    sim = PhysicsSim(world.model, qpos, speed=hw.speed, timestep_s=hw.timestep_s, clock=hw.clock)
     drivers = {}
     for k, arm in enumerate(world.robot.arms):
         if not set(arm.joints) <= set(joint_names):

@@ -28,8 +28,10 @@ class HardwareSettings:
     """The simulated robot: both arms in one MuJoCo simulation, one driver per arm."""
 
     driver: Literal["mujoco"] = "mujoco"  # the ROS 2 adapter (hardware.arms.ros2) needs a real robot
-    speed: float = 1.0                # sim seconds per wall second (4 = 4× faster than wall time)
-    start_buffer_s: float = 0.1       # wall seconds of lead of the shared start stamp
+    clock: Literal["sim", "wall"] = "sim"  # sim: virtual time, as fast as the CPU allows and the same
+    #                                        under any load; wall: paced to wall time × speed (watching)
+    speed: float = 1.0                # wall clock only: sim seconds per wall second (4 = 4× real time)
+    start_buffer_s: float = 0.1       # lead of the shared start stamp (sim s; wall s on the wall clock)
     max_start_lead_s: float = 1.0     # a stamp that passes before every goal arrived is retried up to this
     ack_timeout_s: float = 2.0        # a goal not back this long after its motion should end times out
     timestep_s: float | None = None   # the physics step; None = the model's own

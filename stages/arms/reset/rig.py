@@ -6,8 +6,6 @@ the camera renders what the simulation shows and the peg is found from the image
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
 from core.errors import ExecutionError, PerceptionError
@@ -29,7 +27,7 @@ class ResetRig:
         self.world, self.model, self.layout = world, world.model, layout
         self.speed = hardware.speed
         self.sim = PhysicsSim(world.model, world.home_qpos(), speed=self.speed,
-                              timestep_s=hardware.timestep_s)
+                              timestep_s=hardware.timestep_s, clock=hardware.clock)
         self.drivers = {}
         for k, a in enumerate(world.robot.arms):
             driver = MujocoArmDriver(self.sim, a.name, a.joints, joint_offsets_rad(hardware, a))
@@ -109,9 +107,8 @@ class ResetRig:
 
     # ------------------------------------------------------------------ acting
     def wait_sim(self, seconds: float) -> None:
-        end = self.sim.clock() + seconds
-        while self.sim.clock() < end:
-            time.sleep(0.002)
+        """Let ``seconds`` of simulated time pass (the physics steps them; on the wall clock, paced)."""
+        self.sim.timing.wait_for(until=self.sim.clock() + seconds)
 
     def gripper(self, arm: str, command: str, settle_s: float = 0.5) -> None:
         g = self.grippers[arm]

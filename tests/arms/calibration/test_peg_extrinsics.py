@@ -11,7 +11,7 @@ import pytest
 from stages.__main__ import run_config
 from tests.recordings import assert_recording
 
-FAST = ["scene.lights.key.castshadow=false", "hardware.speed=4", "pipeline.params.views=8"]
+FAST = ["scene.lights.key.castshadow=false", "pipeline.params.views=8"]
 # the peg held by friction alone (reset_cell), its drift in the fingers fitted with knots at revisits
 FRICTION = ["scene=reset_cell", "pipeline.stages.extrinsics.seat_swings=0",
             "pipeline.stages.extrinsics.revisit_every=1", "pipeline.stages.extrinsics.fit.grasp_knots=true"]
@@ -25,13 +25,10 @@ def test_the_form_fit_grip_seats_and_holds_the_peg_still_over_the_spots(compose,
     assert record.ok, record.error
     m = json.loads((run / "metrics.json").read_text())
     spots = json.loads((run / "extrinsics" / "spots.json").read_text())
-    # each arm's grip seats, at its first pick or, within the pipeline's regrasps (2), at a later one: on a
-    # busy machine the wall-paced physics settles the peg differently (the suite beside two busy
-    # processes: the left grip seated at its third pick)
-    last = {r["arm"]: r for r in spots["seating"]}
-    picks = {arm: sum(r["arm"] == arm for r in spots["seating"]) for arm in last}
-    assert sorted(last) == ["left", "right"] and max(picks.values()) <= 3, spots["seating"]
-    assert all(r["seated"] and r["opening_after_mm"] < 41.5 for r in last.values()), spots["seating"]
+    # each arm's grip seats at its first pick (the simulation keeps its own clock: the same on a busy machine)
+    seating = spots["seating"]
+    assert [(r["arm"], r["seated"]) for r in seating] == [("left", True), ("right", True)], seating
+    assert all(r["opening_after_mm"] < 41.5 for r in seating), seating
     assert m["extrinsics.unseated_arms"] == 0 and m["extrinsics.revisits"] >= 2
     assert m["extrinsics.spots"] >= 6
     assert m["extrinsics.grasp_slip_m_max"] < 0.5e-3   # friction alone: ~10 mm over a run
@@ -116,10 +113,10 @@ def test_a_dropped_peg_ends_the_arms_spots_and_nothing_is_lost(compose, tmp_path
     assert not record.ok and re.search("spots give|no spot of arm", str(record.error)), record.error
     spots = json.loads((run / "extrinsics" / "spots.json").read_text())
     assert spots["dropped"] and spots["dropped"][0]["arm"] == "left"
-    # it fell at the spot after the reference (nothing seen since to leave out), or, where the first spot
-    # was rejected (a slow machine settles the peg differently), before any reference: nothing to leave out
+    # it fell at the second spot, before any reference: nothing seen since to leave out
+    assert spots["dropped"][0]["spot"] == "left01"
     assert spots["dropped"][0].get("spots_left_out", []) == []
-    assert len([s for s in spots["spots"] if s["arm"] == "left"]) <= 2
+    assert [s["spot"] for s in spots["spots"] if s["arm"] == "left"] == ["left00"]
     status = json.loads((run / "status.json").read_text())
     assert status["failed_stage"] == "extrinsics"
 

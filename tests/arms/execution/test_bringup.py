@@ -100,7 +100,7 @@ def world():
 
 
 def sim_protocol(world, wrap=None, **settings):
-    sim = PhysicsSim(world.model, world.home_qpos(), speed=4.0)
+    sim = PhysicsSim(world.model, world.home_qpos(), speed=4.0, clock="wall")   # bring-up is wall time
     drivers = {a.name: MujocoArmDriver(sim, a.name, a.joints) for a in world.robot.arms}
     if wrap is not None:
         drivers = {a: wrap(d) for a, d in drivers.items()}

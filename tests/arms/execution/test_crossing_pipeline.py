@@ -22,7 +22,7 @@ from tests.recordings import assert_recording
 def crossing_run(tmp_path_factory):
     """One crossing run for this module's tests (the benchmark, its recording, the viewer)."""
     run = tmp_path_factory.mktemp("crossing") / "run"
-    record = run_config(compose_config(["pipeline=crossing", "hardware.speed=3.0"], run), run)
+    record = run_config(compose_config(["pipeline=crossing"], run), run)
     GlobalHydra.instance().clear()
     assert record.ok, record.error
     return run
@@ -94,8 +94,8 @@ def test_a_failed_crossing_run_keeps_its_recording(compose, tmp_path):
 
 def test_sigint_during_execution_cancels_and_writes_status(tmp_path):
     run = tmp_path / "sigint"
-    # at a tenth of real time the motion lasts ~12 s: a busy machine still signals inside it
-    cmd = [sys.executable, "-m", "stages", "pipeline=plan", "hardware.speed=0.1",
+    # on the wall clock at a tenth of real time the motion lasts ~12 s: a busy machine still signals inside it
+    cmd = [sys.executable, "-m", "stages", "pipeline=plan", "hardware.clock=wall", "hardware.speed=0.1",
            "goal.joints={left:[1.2,0.1,0,-2.3,0,2.4,0.7854]}", "pipeline.stages.execute.video=false",
            f"hydra.run.dir={run}"]
     # the child gets Ctrl-C's default disposition: a test runner started in the background ("pytest &"

@@ -37,8 +37,14 @@ def move(world, delta=0.6):
     return split_trajectory(traj, {a.name: a.joints for a in world.robot.arms})
 
 
-def rig(world, speed=2.0, faults=None):
-    sim = PhysicsSim(world.model, world.home_qpos(), speed=speed)
+@pytest.fixture(params=["sim", "wall"])
+def clock(request):
+    """The synchronization tests run on virtual time and on the wall clock alike."""
+    return request.param
+
+
+def rig(world, speed=2.0, faults=None, clock="wall"):
+    sim = PhysicsSim(world.model, world.home_qpos(), speed=speed, clock=clock)
     drivers = {}
     for arm in world.robot.arms:
         d = MujocoArmDriver(sim, arm.name, arm.joints)
@@ -59,10 +65,10 @@ def test_mismatched_timestamps_are_refused(world):
         SynchronizedExecutor(drivers).run(bad)
 
 
-def test_both_arms_start_on_the_shared_stamp_despite_slow_sends(world):
+def test_both_arms_start_on_the_shared_stamp_despite_slow_sends(world, clock):
     faults = {"left": {"send_latency_s": 0.03, "send_jitter_s": 0.02},
               "right": {"send_latency_s": 0.0, "send_jitter_s": 0.05}}
-    sim, drivers = rig(world, faults=faults)
+    sim, drivers = rig(world, faults=faults, clock=clock)
     with sim:
         report = SynchronizedExecutor(drivers, start_buffer_s=0.2, clock_speed=sim.speed).run(move(world))
     assert report.ok, report.failure()
@@ -71,19 +77,20 @@ def test_both_arms_start_on_the_shared_stamp_despite_slow_sends(world):
         assert r.started_s == pytest.approx(report.start_stamp, abs=0.0021)
 
 
-def test_a_failing_arm_cancels_the_other_mid_motion(world):
-    sim, drivers = rig(world, faults={"left": {"fail_at_s": 0.15}})
+def test_a_failing_arm_cancels_the_other_mid_motion(world, clock):
+    sim, drivers = rig(world, faults={"left": {"fail_at_s": 0.15}}, clock=clock)
     per_arm = move(world)
     with sim:
         report = SynchronizedExecutor(drivers, start_buffer_s=0.05, clock_speed=sim.speed).run(per_arm)
         stopped = sim.read_state("right").positions
-        t_stop = sim.clock()
-        while sim.clock() < t_stop + 0.3:
-            threading.Event().wait(0.01)
+        sim.timing.wait_for(until=sim.clock() + 0.3)
         later = sim.read_state("right")
     assert report.results["left"].outcome == Outcome.FAILED
     assert report.results["right"].outcome == Outcome.CANCELLED
     assert report.cancel_latency_s is not None and report.cancel_latency_s < 0.008
+    if clock == "sim":   # on virtual time the cancel reaches the other arm on the fault's own step
+        assert report.cancel_latency_s == 0.0
+        assert report.results["right"].ended_s == report.results["left"].ended_s
     # mid-motion: the right arm stopped well short of its goal and holds still there
     goal = per_arm["right"].positions[-1]
     assert abs(stopped[0] - goal[0]) > 0.1
@@ -93,8 +100,8 @@ def test_a_failing_arm_cancels_the_other_mid_motion(world):
 
 @pytest.mark.parametrize("fault, outcome", [({"reject": True}, Outcome.REJECTED),
                                             ({"hang": True}, Outcome.TIMEOUT)])
-def test_rejected_or_hung_goal_ends_in_a_clean_cancel(world, fault, outcome):
-    sim, drivers = rig(world, faults={"right": fault})
+def test_rejected_or_hung_goal_ends_in_a_clean_cancel(world, fault, outcome, clock):
+    sim, drivers = rig(world, faults={"right": fault}, clock=clock)
     with sim:
         report = SynchronizedExecutor(drivers, start_buffer_s=0.05, ack_timeout_s=0.3,
                                       clock_speed=sim.speed).run(move(world))
@@ -158,31 +165,36 @@ def test_a_goal_started_a_hair_before_its_stamp_is_at_its_first_sample(world):
         assert np.allclose(sim.data.ctrl[list(arm.joint_actuator_ids)], q, atol=1e-6), n
 
 
-def test_a_stamp_that_passes_before_every_goal_is_sent_is_sent_again_with_more_lead(world):
+def test_a_stamp_that_passes_before_every_goal_is_sent_is_sent_again_with_more_lead(world, clock):
     # the left goal takes 500 ms to send; the first leads (100, 200, 400 ms) pass before it is sent. The
     # lead is checked at 3/4 of it, so a main thread that wakes late (a loaded machine: beside two busy
     # processes it once woke past a 20 ms stamp, and the right arm had started) has 25 ms of slack
-    sim, drivers = rig(world, faults={"left": {"send_latency_s": 0.5}})
+    sim, drivers = rig(world, faults={"left": {"send_latency_s": 0.5}}, clock=clock)
     with sim:
         report = SynchronizedExecutor(drivers, start_buffer_s=0.1, clock_speed=sim.speed).run(move(world))
     assert report.ok, report.failure()
     assert report.stamp_retries >= 1
-    assert report.leads_s == tuple(0.1 * sim.speed * 2 ** k for k in range(len(report.leads_s)))
+    speed = sim.timing.speed   # virtual time: the sends' 0.5 s are simulated seconds (1 s per second)
+    assert report.leads_s == tuple(0.1 * speed * 2 ** k for k in range(len(report.leads_s)))
+    if clock == "sim":   # 0.1, 0.2 and 0.4 s pass before the 0.5 s send; 0.8 s does not
+        assert report.stamp_retries == 3
     assert report.start_buffer_s == report.leads_s[-1]
     assert report.start_skew_s == 0.0   # one physics step starts both
 
 
-def test_a_stamp_that_keeps_passing_fails_typed_naming_the_arm_and_the_leads(world):
-    sim, drivers = rig(world, faults={"left": {"send_latency_s": 0.5}})
+def test_a_stamp_that_keeps_passing_fails_typed_naming_the_arm_and_the_leads(world, clock):
+    # leads of 50 ms and up: on the wall clock a main thread that wakes within the lead's last quarter
+    # (12.5 ms) still cancels before the stamp, beside two busy processes too
+    sim, drivers = rig(world, faults={"left": {"send_latency_s": 1.0}}, clock=clock)
     with sim:
-        report = SynchronizedExecutor(drivers, start_buffer_s=0.02, clock_speed=sim.speed,
-                                      max_start_lead_s=0.1).run(move(world))
+        report = SynchronizedExecutor(drivers, start_buffer_s=0.05, clock_speed=sim.speed,
+                                      max_start_lead_s=0.4).run(move(world))
     assert not report.ok
     assert report.results["left"].outcome == Outcome.LATE
     assert report.results["right"].outcome == Outcome.CANCELLED
     assert not np.isfinite(report.results["right"].started_s)   # nothing moved
-    assert [round(x / sim.speed, 3) for x in report.leads_s] == [0.02, 0.04, 0.08, 0.1]
-    assert "'left'" in report.failure() and "0.02, 0.04, 0.08, 0.1 s" in report.failure()
+    assert [round(x / sim.timing.speed, 3) for x in report.leads_s] == [0.05, 0.1, 0.2, 0.4]
+    assert "'left'" in report.failure() and "0.05, 0.1, 0.2, 0.4 s" in report.failure()
 
 
 class AcknowledgesThenArrivesLate(DriverWrapper):
@@ -191,13 +203,12 @@ class AcknowledgesThenArrivesLate(DriverWrapper):
 
     def execute(self, trajectory, start_stamp, cancel, on_sent=None):
         on_sent()
-        while self.inner.clock() < start_stamp + 0.1:
-            threading.Event().wait(0.002)
+        self.timing.wait_for(until=start_stamp + 0.1)
         return self.inner.execute(trajectory, start_stamp, cancel)
 
 
-def test_a_passed_stamp_with_an_arm_already_moving_cancels_all_and_is_not_sent_again(world):
-    sim, drivers = rig(world)
+def test_a_passed_stamp_with_an_arm_already_moving_cancels_all_and_is_not_sent_again(world, clock):
+    sim, drivers = rig(world, clock=clock)
     drivers["left"] = AcknowledgesThenArrivesLate(drivers["left"])
     with sim:
         report = SynchronizedExecutor(drivers, start_buffer_s=0.05, clock_speed=sim.speed).run(move(world))
@@ -249,9 +260,9 @@ def test_executions_start_together_while_both_cores_are_busy(world):
         assert r.leads_s == tuple(r.leads_s[0] * 2 ** k for k in range(r.stamp_retries + 1))
 
 
-def test_a_passed_stamp_while_the_other_arm_only_holds_still_is_sent_again(world):
+def test_a_passed_stamp_while_the_other_arm_only_holds_still_is_sent_again(world, clock):
     # a segment of the right arm's: the left arm's share holds still; it starting is no motion to undo
-    sim, drivers = rig(world)
+    sim, drivers = rig(world, clock=clock)
     drivers["right"] = AcknowledgesThenArrivesLate(drivers["right"])
     per_arm = move(world)
     left = per_arm["left"]

@@ -195,7 +195,7 @@ def test_driver_cancel_calls_cancel_goal_async():
     threading.Timer(0.05, cancel.set, args=("other arm failed",)).start()
     result = driver.execute(arm_trajectory(), 10.5, cancel)
     assert result.outcome == Outcome.CANCELLED and result.reason == "other arm failed"
-    assert client.handle.cancel_calls == 1 and np.isfinite(result.stopped_wall_s)
+    assert client.handle.cancel_calls == 1 and np.isfinite(result.stopped_at)
 
 
 def test_driver_rejected_goal():

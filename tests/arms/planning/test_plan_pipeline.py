@@ -8,7 +8,7 @@ import pytest
 from stages.__main__ import run_config
 from tests.recordings import assert_recording
 
-FAST = ["hardware.speed=4.0", "pipeline.stages.execute.video=false"]
+FAST = ["pipeline.stages.execute.video=false"]
 
 
 def run(compose, tmp_path, *overrides):

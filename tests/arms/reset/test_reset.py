@@ -71,7 +71,7 @@ def test_the_grasp_chosen_is_the_least_travel_reachable_one(world, y, arm):
 
 def test_reset_from_a_fixed_seed_succeeds_in_physics(compose, tmp_path):
     run = tmp_path / "reset"
-    cfg = compose(["pipeline=reset", "seed=3", "hardware.speed=4", "pipeline.stages.reset.video=false"],
+    cfg = compose(["pipeline=reset", "seed=3", "pipeline.stages.reset.video=false"],
                   run_dir=run)
     record = run_config(cfg, run)
     m = json.loads((run / "metrics.json").read_text())
@@ -115,7 +115,7 @@ def test_a_peg_standing_on_its_end_is_pushed_over_then_reset(compose):
     from stages.arms.reset.task import TaskSpec
     from stages.arms.world import build_world
 
-    cfg = compose(["pipeline=reset", "hardware.speed=4"])
+    cfg = compose(["pipeline=reset"])
     parts = {k: OmegaConf.to_container(cfg[k], resolve=True)
              for k in ("robot", "scene", "planner", "task", "hardware")}
     world = build_world(parts["robot"], parts["scene"])
@@ -172,7 +172,7 @@ def test_noslip_runs_only_while_a_hand_holds_the_peg_lifted(compose):
     from stages.arms.reset.setup import build_rig
     from stages.arms.world import build_world
 
-    cfg = compose(["pipeline=reset", "hardware.speed=4"])
+    cfg = compose(["pipeline=reset"])
     parts = {k: OmegaConf.to_container(cfg[k], resolve=True) for k in ("robot", "scene", "hardware")}
     world = build_world(parts["robot"], parts["scene"])
     rig, _ = build_rig(world, parts["scene"], hardware_settings(parts["hardware"]), {}, None, 0,

@@ -29,7 +29,7 @@ def test_the_reset_takes_an_inserted_peg_out_of_the_slot(compose):
     from stages.arms.reset.task import TaskSpec
     from stages.arms.world import build_world
 
-    cfg = _parts(compose(["pipeline=rl_loop", "hardware.speed=4"]))
+    cfg = _parts(compose(["pipeline=rl_loop"]))
     world = build_world(cfg["robot"], cfg["scene"])
     rig, half = build_rig(world, cfg["scene"], hardware_settings(cfg["hardware"]), {}, None, 0)
     planner = ResetPlanner(world, planner_settings(cfg["planner"]), reset_settings({}))
@@ -83,7 +83,7 @@ def test_a_bad_loop_setting_names_its_full_key(compose, params, needle):
 
 def test_one_episode_of_the_loop_runs_by_itself(compose, tmp_path):
     run = tmp_path / "rl"
-    cfg = compose(["pipeline=rl_loop", "seed=2", "hardware.speed=4", "pipeline.stages.rl_loop.episodes=1"],
+    cfg = compose(["pipeline=rl_loop", "seed=2", "pipeline.stages.rl_loop.episodes=1"],
                   run_dir=run)
     record = run_config(cfg, run)
     assert record.ok, record.error
@@ -103,7 +103,7 @@ def test_one_episode_of_the_loop_runs_by_itself(compose, tmp_path):
 
 def test_a_driver_fault_mid_reset_fails_the_episode_and_the_loop_goes_on(compose, tmp_path):
     run = tmp_path / "rl_fault"
-    cfg = compose(["pipeline=rl_loop", "seed=2", "hardware.speed=4", "pipeline.stages.rl_loop.episodes=2",
+    cfg = compose(["pipeline=rl_loop", "seed=2", "pipeline.stages.rl_loop.episodes=2",
                    "pipeline.stages.rl_loop.max_attempts=1",
                    "hardware.faults.left.fail_at_s=0.3", "hardware.faults.right.fail_at_s=0.3"], run_dir=run)
     record = run_config(cfg, run)
