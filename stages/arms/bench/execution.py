@@ -28,8 +28,8 @@ and every figure is the same on any machine under any load: start skews and canc
 simulated seconds (a cancel reaches the other arm on the failing arm's own step: 0). On the wall
 clock (``hardware.clock=wall``) the simulation runs ``speed`` times faster than real time, the
 wall-time delay injected is ``latency / speed``, and cancel latencies and measured send latencies
-(``send_latency_*_wall_s``: the injected delay plus the wait for the physics lock) are wall time —
-what a threaded executor costs on this machine. Start skews are always on the robot's clock,
+(``send_latency_measured_*_s``: the injected delay plus the wait for the physics lock) are wall time —
+what a threaded executor costs on this machine (on virtual time they are simulated seconds). Start skews are always on the robot's clock,
 quantized to the physics step (the arms can only start on a step).
 """
 
@@ -110,8 +110,8 @@ class ExecutionFigures:
     duration_s: float
     physics_step_s: float
     send_latency_max_s: float
-    send_latency_median_wall_s: float
-    send_latency_max_wall_s: float
+    send_latency_measured_median_s: float
+    send_latency_measured_max_s: float
     start_skew_median_s: float
     start_skew_max_s: float
     start_offset_max_s: float
@@ -255,7 +255,7 @@ class ExecutionBenchmark:
             runs=s.runs, completed_runs=len(records), failed_runs=len(failures),
             start_buffer_s=self.start_buffer_s, speed=s.speed, duration_s=duration,
             physics_step_s=float(world.model.opt.timestep), send_latency_max_s=s.send_latency_max_s,
-            send_latency_median_wall_s=lat_med, send_latency_max_wall_s=lat_max,
+            send_latency_measured_median_s=lat_med, send_latency_measured_max_s=lat_max,
             start_skew_median_s=skew_med, start_skew_max_s=skew_max,
             start_offset_max_s=max(r.start_offset_s for r in records),
             naive_start_skew_median_s=naive_med, naive_start_skew_max_s=naive_max,
