@@ -53,12 +53,14 @@ DEFAULT_HINGE_RANGE_RAD = (-math.pi, math.pi)  # for hinge joints without a rang
 
 @dataclass(frozen=True)
 class GripperSpec:
-    """A gripper driven by position actuators: ``open``/``closed`` are their control values."""
+    """A gripper driven by position actuators: ``open``/``closed`` are their control values;
+    ``settings`` its whole config (the parallel-jaw description: :mod:`hardware.gripper`)."""
 
     actuators: tuple[str, ...]
     actuator_ids: tuple[int, ...]
     open: float
     closed: float
+    settings: GripperSettings | None = None
 
 
 @dataclass(frozen=True)
@@ -288,4 +290,5 @@ def _gripper_spec(cfg: GripperSettings, model, key: str, where: str) -> GripperS
                 if not lo - 1e-12 <= v <= hi + 1e-12:
                     raise ConfigError(f"{key}.{label}={v} is outside actuator {a!r}'s ctrlrange "
                                       f"[{lo}, {hi}]")
-    return GripperSpec(actuators=cfg.actuators, actuator_ids=ids, open=cfg.open, closed=cfg.closed)
+    return GripperSpec(actuators=cfg.actuators, actuator_ids=ids, open=cfg.open, closed=cfg.closed,
+                       settings=cfg)

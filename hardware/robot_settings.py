@@ -45,17 +45,29 @@ def _finite(values) -> bool:
 
 @dataclass(frozen=True)
 class GripperSettings:
-    """A gripper driven by position actuators: ``open``/``closed`` are their control values."""
+    """A gripper driven by position actuators: ``open``/``closed`` are their control values.
+
+    The rest describes a parallel-jaw gripper for grasping (:mod:`hardware.gripper`); what is
+    left out is derived from the robot file and measured on it."""
 
     actuators: tuple[str, ...]
     open: float = 0.04
     closed: float = 0.0
+    finger_joints: tuple[str, ...] | None = None   # default: the joints the actuators move (and coupled)
+    pads: tuple[str, ...] | None = None            # geoms the fingers hold with; default: collision geoms
+    closing_axis: tuple[float, float, float] = (0.0, 1.0, 0.0)   # in the ee site's frame
+    approach_axis: tuple[float, float, float] = (0.0, 0.0, 1.0)  # in the ee site's frame
+    grasp_depth_m: float = 0.02                    # the pads' centre this far below an object's top face
+    opening_m: tuple[float, float] | None = None   # [closed, open] pad to pad; checked against the model
 
     def __post_init__(self):
         require(len(self.actuators) > 0, "actuators", list(self.actuators),
                 "a non-empty list of actuator names")
         require(_finite((self.open, self.closed)), "open", (self.open, self.closed),
                 "finite control values")
+        require(self.grasp_depth_m >= 0, "grasp_depth_m", self.grasp_depth_m, ">= 0 (m)")
+        ok = self.opening_m is None or (len(self.opening_m) == 2 and self.opening_m[0] < self.opening_m[1])
+        require(ok, "opening_m", self.opening_m, "[closed, open] (m), closed < open")
 
 
 @dataclass(frozen=True)

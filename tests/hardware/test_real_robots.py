@@ -53,6 +53,20 @@ def test_a_real_robot_is_clear_at_home_and_plans_a_joint_and_a_pose_goal(world):
     assert np.linalg.norm(group.ee_pose(arm.name, path.waypoints[-1])[:3] - target[:3]) < 1e-3
 
 
+def test_real_grippers_are_described_from_their_files_or_refused_naming_why(world):
+    from hardware.gripper import gripper_report
+
+    report = gripper_report(world.model, world.robot, world.home_qpos())
+    assert set(report) == {a.name for a in world.robot.arms}
+    for g in report.values():
+        if world.robot.name == "twin_jaco":   # three fingers: not a parallel-jaw gripper, said so
+            assert not g["parallel_jaw"] and "3 finger bodies" in g["reason"]
+            continue
+        assert g["parallel_jaw"] and len(g["finger_joints"]) == 2 and all(g["pads"])
+        # opens wide enough for the 40 mm peg with 5 mm to spare on each side, closes below it
+        assert g["opening_open_m"] > 0.05 and g["opening_closed_m"] < 0.04
+
+
 def test_the_collision_matrix_disables_the_unplanned_fingers_as_rigid():
     world = _world("twin_jaco")
     acm = world.collision_matrix.to_json(world.model)

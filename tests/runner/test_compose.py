@@ -36,6 +36,10 @@ def test_scene_pipeline_writes_a_complete_run_folder(compose, tmp_path):
     assert model.ngeom == metrics["scene.geoms"]
     summary = json.loads((run / "scene" / "robot.json").read_text())
     assert set(summary["arms"]) == {"left", "right"}
+    for arm in ("left", "right"):   # the built-in grippers, measured on the model: 0 to 80 mm pad to pad
+        g = summary["grippers"][arm]
+        assert g["parallel_jaw"] and g["opening_closed_m"] < 1e-3 and abs(g["opening_open_m"] - 0.08) < 1e-3
+        assert metrics[f"scene.{arm}_gripper_opening_m"] == g["opening_open_m"]
     for cam in ("scene_camera", "overview"):
         assert (run / "scene" / f"{cam}.png").stat().st_size > 10_000
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.artifacts import JsonFile, PngImage, TextFile
+from hardware.gripper import gripper_report
 from stages.api import Stage, StageContext, StageResult
 from stages.arms.recording import record_scene
 from stages.arms.world import build_world, home_proximity, render_home
@@ -32,9 +33,15 @@ class SceneStage(Stage):
         acm = world.collision_matrix.to_json(model)
         ctx.log.info("collision matrix: %d pairs checked; disabled %s (%d samples)", acm["checked_pairs"],
                      acm["counts"], acm["samples"])
+        grippers = gripper_report(model, world.robot, world.home_qpos())
+        for arm, g in grippers.items():
+            said = (f"parallel jaw, {g['opening_closed_m'] * 1000:.1f} to {g['opening_open_m'] * 1000:.1f} mm "
+                    "(measured)") if g["parallel_jaw"] else g["reason"]
+            ctx.log.info("gripper of arm %s: %s", arm, said)
         files: dict[str, Any] = {"collision_matrix.json": JsonFile(acm), "robot.json": JsonFile({
             **world.robot.summary(), "geoms": int(model.ngeom),
             "home_min_clearance": {"distance_m": prox.distance_m, "pair": [prox.geom1, prox.geom2]},
+            "grippers": grippers,
         })}
         if self.render:
             renders = render_home(world, self.cameras)
@@ -45,7 +52,9 @@ class SceneStage(Stage):
                      "geoms": int(model.ngeom), "home_min_clearance_m": prox.distance_m,
                      "checked_pairs": acm["checked_pairs"],
                      **{f"disabled_pairs_{reason}": n for reason, n in acm["counts"].items()},
-                     "home_clear": bool(prox.distance_m >= world.clearance_m)},
+                     "home_clear": bool(prox.distance_m >= world.clearance_m),
+                     **{f"{arm}_gripper_opening_m": g["opening_open_m"] for arm, g in grippers.items()
+                        if g["parallel_jaw"]}},
             files=files,
             run_files={"scene.xml": TextFile(world.scene.xml, ".xml")},
         )

@@ -12,6 +12,7 @@ from core.errors import ExecutionError, PerceptionError
 from hardware.arms.faults import FaultyDriver
 from hardware.arms.mujoco_driver import MujocoArmDriver
 from hardware.arms.mujoco_sim import PhysicsSim
+from hardware.gripper import parallel_grippers
 from stages.arms.execution.executor import SynchronizedExecutor, split_trajectory
 from stages.arms.execution.rig import joint_offsets_rad
 from stages.arms.execution.settings import HardwareSettings
@@ -39,12 +40,9 @@ class ResetRig:
         for g in self.grippers.values():
             for act in g.actuator_ids:
                 self.sim.set_ctrl(act, g.open)
-        self.fingers = {}
-        for a in world.robot.arms:
-            self.fingers[a.name] = [int(world.model.jnt_qposadr[j]) for j in range(world.model.njnt)
-                                    if world.model.jnt_type[j] == mujoco.mjtJoint.mjJNT_SLIDE
-                                    and (mujoco.mj_id2name(world.model, mujoco.mjtObj.mjOBJ_JOINT, j) or "")
-                                    .startswith(f"{a.name}_finger")]
+        # the parallel-jaw description (robot.arms.<arm>.gripper), measured on the model: the finger joints
+        self.hands = parallel_grippers(world.model, world.robot, world.home_qpos())
+        self.fingers = {arm: list(hand.finger_qpos) for arm, hand in self.hands.items()}
         self.peg_id = mujoco.mj_name2id(world.model, mujoco.mjtObj.mjOBJ_BODY, peg_body)
         self.peg_adr = int(world.model.jnt_qposadr[world.model.body_jntadr[self.peg_id]])
         self.camera = SceneCamera(world.model, camera, effects)

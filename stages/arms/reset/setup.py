@@ -37,7 +37,14 @@ def build_rig(world, scene: Mapping[str, Any], hardware: HardwareSettings,
     cam = from_config(SceneCameraSettings, camera, "camera")
     rig = ResetRig(world, layout, hardware, cam.name, cam.effects, calibration, seed=seed,
                    hold_noslip_iterations=hold_noslip_iterations)
-    return rig, np.asarray(peg_cfg.get("size", [0.04, 0.04, 0.14]), float) / 2
+    half = np.asarray(peg_cfg.get("size", [0.04, 0.04, 0.14]), float) / 2
+    try:   # the peg is taken across its narrowest side: it must fit every gripper, before anything moves
+        for hand in rig.hands.values():
+            hand.check_fits(2 * float(np.min(half)), "scene.objects.peg.size")
+    except ConfigError:
+        rig.close()
+        raise
+    return rig, half
 
 
 @contextmanager
