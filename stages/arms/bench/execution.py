@@ -29,8 +29,9 @@ simulated seconds (a cancel reaches the other arm on the failing arm's own step:
 clock (``hardware.clock=wall``) the simulation runs ``speed`` times faster than real time, the
 wall-time delay injected is ``latency / speed``, and cancel latencies and measured send latencies
 (``send_latency_measured_*_s``: the injected delay plus the wait for the physics lock) are wall time —
-what a threaded executor costs on this machine (on virtual time they are simulated seconds). Start skews are always on the robot's clock,
-quantized to the physics step (the arms can only start on a step).
+what a threaded executor costs on this machine (on virtual time they are simulated seconds). Start
+skews are always on the robot's clock, quantized to the physics step (the arms can only start on a
+step).
 """
 
 from __future__ import annotations

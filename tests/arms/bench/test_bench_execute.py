@@ -7,7 +7,8 @@ import pytest
 from stages.__main__ import run_config
 
 METRICS = ("runs", "completed_runs", "failed_runs", "start_buffer_s", "speed", "duration_s",
-           "physics_step_s", "send_latency_max_s", "send_latency_measured_median_s", "send_latency_measured_max_s",
+           "physics_step_s", "send_latency_max_s", "send_latency_measured_median_s",
+           "send_latency_measured_max_s",
            "start_skew_median_s", "start_skew_max_s", "start_offset_max_s", "naive_start_skew_median_s",
            "naive_start_skew_max_s", "cancel_latency_median_s", "cancel_latency_max_s",
            "cancel_latency_under_8ms", "colliding_states", "checked_states", "naive_colliding_states",
