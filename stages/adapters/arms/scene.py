@@ -35,8 +35,9 @@ class SceneStage(Stage):
                      acm["counts"], acm["samples"])
         grippers = gripper_report(model, world.robot, world.home_qpos())
         for arm, g in grippers.items():
-            mm = (g.get("opening_closed_m", 0) * 1000, g.get("opening_open_m", 0) * 1000)
-            said = f"parallel jaw, {mm[0]:.1f} to {mm[1]:.1f} mm (measured)" if g["parallel_jaw"] else g["reason"]
+            said = g["reason"] if not g["parallel_jaw"] else (
+                f"parallel jaw, {g['opening_closed_m'] * 1000:.1f} to "
+                f"{g['opening_open_m'] * 1000:.1f} mm (measured)")
             ctx.log.info("gripper of arm %s: %s", arm, said)
         files: dict[str, Any] = {"collision_matrix.json": JsonFile(acm), "robot.json": JsonFile({
             **world.robot.summary(), "geoms": int(model.ngeom),
