@@ -59,10 +59,16 @@ class ParallelGripper:
             raise ConfigError(f"{wide} closes only to {self.opening_closed_m * 1000:.1f} mm: it would not "
                               "hold it")
 
+    @property
+    def site_axes(self) -> np.ndarray:
+        """3×3, columns (closing × approach, closing, approach) in the ee site's frame (the identity
+        for the default axes: closing y, approach z)."""
+        c, a = np.asarray(self.closing_axis), np.asarray(self.approach_axis)
+        return np.column_stack([np.cross(c, a), c, a])
+
     def site_rotation(self, approach_world: np.ndarray, closing_world: np.ndarray) -> np.ndarray:
         """The ee site's world rotation that points its approach and closing axes along these."""
-        a_s, c_s = np.asarray(self.approach_axis), np.asarray(self.closing_axis)
-        frame_site = np.column_stack([np.cross(c_s, a_s), c_s, a_s])
+        frame_site = self.site_axes
         a_w = np.asarray(approach_world, float)
         c_w = np.asarray(closing_world, float)
         frame_world = np.column_stack([np.cross(c_w, a_w), c_w, a_w])

@@ -1,7 +1,9 @@
 """Grasp candidates for a box lying on a support, as gripper-site poses.
 
-The gripper site's z axis is the approach direction (into the object) and its y axis
-the fingers' closing direction (the twin Panda's convention). Candidates approach
+Candidates are written in one frame: its z axis the approach direction (into the object), its
+y axis the fingers' closing direction; :meth:`GraspCandidate.for_site_axes` turns one into the
+pose of a gripper whose ee site carries those axes elsewhere (``robot.arms.<arm>.gripper``'s
+``closing_axis``/``approach_axis``, :attr:`hardware.gripper.ParallelGripper.site_axes`). Candidates approach
 from above (straight down, or along the top face's normal for a leaning box); the
 fingers close across each horizontal object axis narrow enough for the gripper, at
 several positions along the other axis, in both finger orientations.
@@ -9,7 +11,7 @@ several positions along the other axis, in both finger orientations.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -22,6 +24,15 @@ class GraspCandidate:
     T_world_grip: np.ndarray   # 4×4 pose of the gripper site when closed on the object
     width_m: float             # object width between the fingers
     approach_world: np.ndarray # unit vector the gripper moves along to reach the grasp
+
+    def for_site_axes(self, site_axes: np.ndarray) -> GraspCandidate:
+        """This grasp for an ee site whose (closing × approach, closing, approach) axes, in its own
+        frame, are the columns of ``site_axes`` (the identity: the candidate frame's own)."""
+        if np.array_equal(site_axes, np.eye(3)):
+            return self
+        T = self.T_world_grip.copy()
+        T[:3, :3] = T[:3, :3] @ np.asarray(site_axes, float).T
+        return replace(self, T_world_grip=T)
 
     def offset(self, distance_m: float) -> np.ndarray:
         """The pose ``distance_m`` back along the approach (pre-grasp, or lifted)."""

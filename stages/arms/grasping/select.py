@@ -11,6 +11,7 @@ the reason its last branch failed.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -38,8 +39,11 @@ class GraspReport:
 
 
 def choose_grasp(group, candidates: list[GraspCandidate], start_q: np.ndarray, rng: np.random.Generator,
-                 pregrasp_m: float = 0.10, grasp_checker=None, arms=None, ik_seeds: int = 10) -> GraspReport:
-    """``grasp_checker`` checks the grasp state itself (the fingers may touch the object);
+                 pregrasp_m: float = 0.10, grasp_checker=None, arms=None, ik_seeds: int = 10,
+                 site_axes: Mapping[str, np.ndarray] | None = None) -> GraspReport:
+    """``site_axes``: per arm, its gripper's axes in its ee site's frame (default: the candidates'
+    own, closing y and approach z); the choices carry each arm's own candidate pose.
+    ``grasp_checker`` checks the grasp state itself (the fingers may touch the object);
     the pre-grasp is checked with the group's own checker. Each candidate is solved from the
     current configuration and ``ik_seeds`` random ones; of the IK branches found, the valid
     one with the least travel counts (a first solution with a folded wrist is not the arm's
@@ -50,7 +54,8 @@ def choose_grasp(group, candidates: list[GraspCandidate], start_q: np.ndarray, r
         sl = group.arm_slice(arm)
         ik = group._ik[arm]
         seeds = [start_q[sl]] + [rng.uniform(ik.lower, ik.upper) for _ in range(ik_seeds)]
-        for cand in candidates:
+        axes = (site_axes or {}).get(arm, np.eye(3))
+        for cand in (c.for_site_axes(axes) for c in candidates):
             best, why = _best_branch(group, grasp_checker, ik, sl, cand, start_q, seeds, pregrasp_m)
             if best is not None:
                 report.ranked.append(GraspChoice(arm, cand, *best))

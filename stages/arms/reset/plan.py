@@ -18,6 +18,7 @@ import numpy as np
 
 from core.errors import PlanningError
 from core.se3 import pose7
+from hardware.gripper import parallel_grippers
 from stages.arms.grasping.candidates import top_grasps
 from stages.arms.grasping.resting import resting_pose
 from stages.arms.grasping.select import choose_grasp
@@ -95,6 +96,9 @@ class ResetPlanner:
             self.hand_geoms[arm.name] = _geoms_of(self.model, _bodies_below(self.model, site_body))
         self.vel = world.robot.velocity_limits() * settings.velocity_scale
         self.acc = world.robot.acceleration_limits() * settings.acceleration_scale
+        # the grippers as grasping sees them (robot.arms.<arm>.gripper), measured on the model
+        self.hands = parallel_grippers(self.model, world.robot, world.home_qpos())
+        self.site_axes = {arm: hand.site_axes for arm, hand in self.hands.items()}
 
     # ------------------------------------------------------------------ helpers
     def group(self, qpos, allowed=(), held=None) -> ArmGroup:
@@ -132,14 +136,15 @@ class ResetPlanner:
         T_target = task.placed_pose(T_world_peg, half_extents, surface_z)
         group = self.group(qpos)
         start = qpos[group.checker.qpos_adr]
-        max_width = 2 * max((a.gripper.open for a in self.world.robot.arms if a.gripper), default=0.04)
+        max_width = max(hand.opening_open_m for hand in self.hands.values())
         candidates = top_grasps(T_world_peg, half_extents, rest, max_width * 0.9,
                                 **({"positions": tuple(grasp_positions)} if grasp_positions else {}))
         if not candidates:
             raise PlanningError("unreachable", f"the peg lies on {rest.face_down}: no face narrow enough "
                                 "for a top grasp")
         grasp_checker = self.group(qpos, allowed=self._hand_peg_all()).checker
-        report = choose_grasp(group, candidates, start, rng, self.settings.pregrasp_m, grasp_checker)
+        report = choose_grasp(group, candidates, start, rng, self.settings.pregrasp_m, grasp_checker,
+                              arms=list(self.hands), site_axes=self.site_axes)
         record = {"resting_face": rest.face_down, "yaw_rad": rest.yaw_rad, "tilt_deg": rest.tilt_deg,
                   "ranked": [{"arm": c.arm, "candidate": c.candidate.name, "travel_rad": c.travel_rad}
                              for c in report.ranked],
@@ -210,7 +215,7 @@ class ResetPlanner:
                 start_pose[:3, 3] = [p[0] - d[0] * back, p[1] - d[1] * back, height]
                 end_pose = start_pose.copy()
                 end_pose[:3, 3] += d * (2 * back)
-                for arm in self.hand_geoms:
+                for arm in self.hands:
                     try:
                         segs, travel = self._push_with(arm, qpos, start_pose, end_pose, rng)
                     except PlanningError as exc:
@@ -224,6 +229,10 @@ class ResetPlanner:
                             "into the open: " + "; ".join(errors))
 
     def _push_with(self, arm, qpos, start_pose, end_pose, rng):
+        """``start_pose``/``end_pose`` in the candidates' frame (approach z, closing y): turned into
+        this arm's ee site poses."""
+        start_pose, end_pose = (np.block([[T[:3, :3] @ self.site_axes[arm].T, T[:3, 3:]], [T[3:]]])
+                                for T in (start_pose, end_pose))
         free = self.group(qpos)
         start = qpos[free.checker.qpos_adr]
         above = start_pose.copy()

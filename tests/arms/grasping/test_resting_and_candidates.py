@@ -56,3 +56,23 @@ def test_top_grasps_close_across_narrow_axes_only():
     up = top_grasps(standing, HALF, rest_up, max_width_m=0.08)
     assert up and all(abs(c.T_world_grip[:3, 1] @ [0, 0, 1]) < 1e-9 for c in up)
     assert top_grasps(T, HALF * 3, rest, max_width_m=0.08) == []   # too wide for the fingers
+
+
+@pytest.mark.parametrize("closing, approach", [((0, 1, 0), (0, 0, 1)), ((0, 1, 0), (1, 0, 0)),
+                                               ((1, 0, 0), (0, 0, -1))])
+def test_a_candidate_turned_into_a_grippers_site_frame_points_its_axes_as_the_candidate(closing, approach):
+    """Fetch's grip site approaches along its x axis; the candidates' frame along z: the turned pose
+    carries the site's own approach and closing axes onto the candidate's."""
+    R = Rotation.from_euler("z", 37, degrees=True).as_matrix()
+    T = np.eye(4)
+    T[:3, :3] = R
+    cand = top_grasps(T, HALF, resting_pose(R), 0.08)[0]
+    c, a = np.array(closing, float), np.array(approach, float)
+    axes = np.column_stack([np.cross(c, a), c, a])
+    site = cand.for_site_axes(axes)
+    R_site, R_cand = site.T_world_grip[:3, :3], cand.T_world_grip[:3, :3]
+    assert np.allclose(R_site @ a, R_cand[:, 2]) and np.allclose(R_site @ c, R_cand[:, 1])
+    assert np.allclose(site.T_world_grip[:3, 3], cand.T_world_grip[:3, 3])
+    assert np.allclose(site.approach_world, cand.approach_world)
+    if np.array_equal(axes, np.eye(3)):
+        assert site is cand   # the built-in robot's grasps are exactly as before
