@@ -29,7 +29,8 @@ import numpy as np
 from core.errors import ConfigError
 
 OPENING_TOLERANCE_M = 0.002   # a configured opening may differ this much from the measured one
-SETTLE_S = 1.0                # simulated time the fingers get to reach a control value
+SETTLE_S = 1.0                # simulated time the fingers get at most to reach a control value
+SETTLED_RAD_S = 1e-4          # ... they have when no finger joint moves faster than this (rad/s, m/s)
 
 
 @dataclass(frozen=True)
@@ -176,12 +177,14 @@ def describe_gripper(model, arm, qpos: np.ndarray, key: str) -> ParallelGripper:
     if abs(closing @ approach) > 1e-6:
         raise ConfigError(f"{key}: closing_axis {list(settings.closing_axis)} and approach_axis "
                           f"{list(settings.approach_axis)} must be perpendicular")
+    finger_ids = [mujoco.mj_name2id(model, J, n) for n in names]
+    dofs = [int(model.jnt_dofadr[i]) for i in finger_ids]
     gripper = ParallelGripper(
         arm.name, tuple(g.actuator_ids), g.open, g.closed, tuple(names),
-        tuple(int(model.jnt_qposadr[mujoco.mj_name2id(model, J, n)]) for n in names), pads,
+        tuple(int(model.jnt_qposadr[i]) for i in finger_ids), pads,
         tuple(closing), tuple(approach), float(settings.grasp_depth_m),
-        measure_opening(model, qpos, g.actuator_ids, g.open, pads),
-        measure_opening(model, qpos, g.actuator_ids, g.closed, pads))
+        measure_opening(model, qpos, g.actuator_ids, g.open, pads, dofs),
+        measure_opening(model, qpos, g.actuator_ids, g.closed, pads, dofs))
     if not np.isfinite([gripper.opening_open_m, gripper.opening_closed_m]).all():
         raise ConfigError(f"{key}: the fingers' physics diverged while measuring the openings (their "
                           "actuators' gains against the fingers' masses and the model's timestep)")
@@ -200,9 +203,10 @@ def describe_gripper(model, arm, qpos: np.ndarray, key: str) -> ParallelGripper:
 
 
 def measure_opening(model, qpos: np.ndarray, actuators: Sequence[int], ctrl: float,
-                    pads: tuple[tuple[int, ...], tuple[int, ...]]) -> float:
-    """Pad-to-pad distance (m) once the gripper's actuators have held ``ctrl`` for ``SETTLE_S``,
-    every other joint actuator holding its joint where it is (real physics: any transmission)."""
+                    pads: tuple[tuple[int, ...], tuple[int, ...]], finger_dofs: Sequence[int]) -> float:
+    """Pad-to-pad distance (m) once the gripper's actuators holding ``ctrl`` have brought the
+    fingers (``finger_dofs``) to rest, within ``SETTLE_S``; every other joint actuator holds its
+    joint where it is (real physics: any transmission)."""
     data = mujoco.MjData(model)
     data.qpos[:] = qpos
     mujoco.mj_forward(model, data)
@@ -210,8 +214,10 @@ def measure_opening(model, qpos: np.ndarray, actuators: Sequence[int], ctrl: flo
         if model.actuator_trntype[a] == mujoco.mjtTrn.mjTRN_JOINT:
             data.ctrl[a] = data.qpos[model.jnt_qposadr[model.actuator_trnid[a, 0]]]
     data.ctrl[list(actuators)] = ctrl
-    for _ in range(int(round(SETTLE_S / model.opt.timestep))):
+    for k in range(int(round(SETTLE_S / model.opt.timestep))):
         mujoco.mj_step(model, data)
+        if k >= 10 and np.abs(data.qvel[list(finger_dofs)]).max() < SETTLED_RAD_S:
+            break
     mujoco.mj_forward(model, data)
     fromto = np.zeros(6)
     return float(min(mujoco.mj_geomDistance(model, data, a, b, 0.5, fromto)
