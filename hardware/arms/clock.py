@@ -27,6 +27,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+from core.errors import ExecutionError
+
 Predicate = Callable[[], bool]
 
 
@@ -111,8 +113,8 @@ class _Wait:
         return (self.until is not None and now >= self.until) or self.predicate()
 
 
-class ClockStopped(RuntimeError):
-    """The stepping stopped (the simulation raised) while a thread waited on virtual time."""
+class ClockStopped(ExecutionError):
+    """Virtual time cannot pass: the simulation is not stepping (not started, stopped, or it raised)."""
 
 
 class SimClock:
@@ -203,8 +205,8 @@ class SimClock:
                 while not wait.over(self._now()):
                     if self.error is not None:
                         raise ClockStopped(f"the simulation stopped: {self.error}")
-                    if self._stepper is None and not self._stopping:
-                        raise ClockStopped("the simulation is not stepping (start it first)")
+                    if self._stepper is None or self._stopping:
+                        raise ClockStopped("the simulation is not stepping (not started, or stopped)")
                     self._cond.wait(self.SAFETY_POLL_S)
             finally:
                 del self._waits[me]

@@ -104,6 +104,10 @@ def test_a_wait_on_a_clock_that_does_not_step_fails_typed():
     c = SimClock(sim.now, sim.step)
     with pytest.raises(ClockStopped, match="not stepping"):
         c.wait_for(until=0.01)
+    c.start()
+    c.stop()
+    with pytest.raises(ClockStopped, match="not stepping"):   # stopped: a wait fails typed, never hangs
+        c.wait_for(until=0.01)
 
 
 def test_the_wall_clock_polls_its_own_time():
