@@ -12,7 +12,7 @@ file holds is derived from it:
   ``closed``, measured by running the physics with the arm held still (``opening_m: [closed, open]``
   in the config is checked against that, within ``OPENING_TOLERANCE_M``);
 - **axes** (config, in the ee site's frame): ``closing_axis`` (default y), ``approach_axis``
-  (default z), and ``grasp_depth_m``, how far past the top face the pads' centre goes.
+  (default z), and ``grasp_depth_m``, how far below a grasped object's top face the ee site goes.
 
 A gripper the grasp code cannot use — three fingers (the Jaco hand), fingers that do not move
 apart, a pad name that is not in the model — is a :class:`~core.errors.ConfigError` naming the key.

@@ -57,7 +57,7 @@ class GripperSettings:
     pads: tuple[str, ...] | None = None            # geoms the fingers hold with; default: collision geoms
     closing_axis: tuple[float, float, float] = (0.0, 1.0, 0.0)   # in the ee site's frame
     approach_axis: tuple[float, float, float] = (0.0, 0.0, 1.0)  # in the ee site's frame
-    grasp_depth_m: float = 0.02                    # the pads' centre this far below an object's top face
+    grasp_depth_m: float = 0.02                    # the ee site this far below a grasped object's top face
     opening_m: tuple[float, float] | None = None   # [closed, open] pad to pad; checked against the model
 
     def __post_init__(self):

@@ -25,13 +25,15 @@ class GraspCandidate:
     width_m: float             # object width between the fingers
     approach_world: np.ndarray # unit vector the gripper moves along to reach the grasp
 
-    def for_site_axes(self, site_axes: np.ndarray) -> GraspCandidate:
+    def for_site_axes(self, site_axes: np.ndarray, deeper_m: float = 0.0) -> GraspCandidate:
         """This grasp for an ee site whose (closing × approach, closing, approach) axes, in its own
-        frame, are the columns of ``site_axes`` (the identity: the candidate frame's own)."""
-        if np.array_equal(site_axes, np.eye(3)):
+        frame, are the columns of ``site_axes`` (the identity: the candidate frame's own), the site
+        ``deeper_m`` farther along the approach (a gripper whose site sits elsewhere on its fingers)."""
+        if np.array_equal(site_axes, np.eye(3)) and deeper_m == 0.0:
             return self
         T = self.T_world_grip.copy()
         T[:3, :3] = T[:3, :3] @ np.asarray(site_axes, float).T
+        T[:3, 3] += self.approach_world * deeper_m
         return replace(self, T_world_grip=T)
 
     def offset(self, distance_m: float) -> np.ndarray:
@@ -41,8 +43,11 @@ class GraspCandidate:
         return T
 
 
+DEPTH_M = 0.02   # the gripper site this far below the top face, unless a gripper says otherwise
+
+
 def top_grasps(T_world_obj: np.ndarray, half_extents, rest: RestingPose, max_width_m: float,
-               positions: tuple[float, ...] = (-0.25, -0.1, 0.0, 0.1, 0.25), depth_m: float = 0.02,
+               positions: tuple[float, ...] = (-0.25, -0.1, 0.0, 0.1, 0.25), depth_m: float = DEPTH_M,
                aligned_above_deg: float = 12.0) -> list[GraspCandidate]:
     """Grasps from above: ``positions`` are fractions of the half-length along the gripped axis;
     ``depth_m`` is how far below the top face the fingertips' centre goes.

@@ -40,9 +40,10 @@ class GraspReport:
 
 def choose_grasp(group, candidates: list[GraspCandidate], start_q: np.ndarray, rng: np.random.Generator,
                  pregrasp_m: float = 0.10, grasp_checker=None, arms=None, ik_seeds: int = 10,
-                 site_axes: Mapping[str, np.ndarray] | None = None) -> GraspReport:
-    """``site_axes``: per arm, its gripper's axes in its ee site's frame (default: the candidates'
-    own, closing y and approach z); the choices carry each arm's own candidate pose.
+                 site_frames: Mapping[str, tuple[np.ndarray, float]] | None = None) -> GraspReport:
+    """``site_frames``: per arm, its gripper's axes in its ee site's frame and how much deeper its
+    site goes (:meth:`GraspCandidate.for_site_axes`; default: the candidates' own frame); the
+    choices carry each arm's own candidate pose.
     ``grasp_checker`` checks the grasp state itself (the fingers may touch the object);
     the pre-grasp is checked with the group's own checker. Each candidate is solved from the
     current configuration and ``ik_seeds`` random ones; of the IK branches found, the valid
@@ -54,8 +55,8 @@ def choose_grasp(group, candidates: list[GraspCandidate], start_q: np.ndarray, r
         sl = group.arm_slice(arm)
         ik = group._ik[arm]
         seeds = [start_q[sl]] + [rng.uniform(ik.lower, ik.upper) for _ in range(ik_seeds)]
-        axes = (site_axes or {}).get(arm, np.eye(3))
-        for cand in (c.for_site_axes(axes) for c in candidates):
+        axes, deeper_m = (site_frames or {}).get(arm, (np.eye(3), 0.0))
+        for cand in (c.for_site_axes(axes, deeper_m) for c in candidates):
             best, why = _best_branch(group, grasp_checker, ik, sl, cand, start_q, seeds, pregrasp_m)
             if best is not None:
                 report.ranked.append(GraspChoice(arm, cand, *best))

@@ -19,7 +19,7 @@ import numpy as np
 from core.errors import PlanningError
 from core.se3 import pose7
 from hardware.gripper import parallel_grippers
-from stages.arms.grasping.candidates import top_grasps
+from stages.arms.grasping.candidates import DEPTH_M, top_grasps
 from stages.arms.grasping.resting import resting_pose
 from stages.arms.grasping.select import choose_grasp
 from stages.arms.planning.group import ArmGroup
@@ -99,6 +99,8 @@ class ResetPlanner:
         # the grippers as grasping sees them (robot.arms.<arm>.gripper), measured on the model
         self.hands = parallel_grippers(self.model, world.robot, world.home_qpos())
         self.site_axes = {arm: hand.site_axes for arm, hand in self.hands.items()}
+        self.site_frames = {arm: (hand.site_axes, hand.grasp_depth_m - DEPTH_M)
+                            for arm, hand in self.hands.items()}
 
     # ------------------------------------------------------------------ helpers
     def group(self, qpos, allowed=(), held=None) -> ArmGroup:
@@ -144,7 +146,7 @@ class ResetPlanner:
                                 "for a top grasp")
         grasp_checker = self.group(qpos, allowed=self._hand_peg_all()).checker
         report = choose_grasp(group, candidates, start, rng, self.settings.pregrasp_m, grasp_checker,
-                              arms=list(self.hands), site_axes=self.site_axes)
+                              arms=list(self.hands), site_frames=self.site_frames)
         record = {"resting_face": rest.face_down, "yaw_rad": rest.yaw_rad, "tilt_deg": rest.tilt_deg,
                   "ranked": [{"arm": c.arm, "candidate": c.candidate.name, "travel_rad": c.travel_rad}
                              for c in report.ranked],
