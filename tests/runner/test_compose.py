@@ -50,3 +50,13 @@ def test_wrong_joint_name_is_a_config_error_listing_real_names(compose, tmp_path
     record = run_config(cfg, run)
     assert not record.ok and record.error.startswith("ConfigError")
     assert "left_jiont1" in record.error and "left_joint1" in record.error
+
+
+def test_the_peg_cells_compose_with_and_without_the_built_in_robots_hand_plates(compose, tmp_path):
+    objects = {name: list(compose(["pipeline=scene", f"scene={name}"], run_dir=tmp_path / name).scene.objects)
+               for name in ("peg_objects", "peg_table", "reset_cell", "reset_cell_fetch")}
+    assert objects["peg_objects"] == ["board", "peg"]
+    assert objects["peg_table"] == ["board", "peg", "left_hand_tags", "right_hand_tags"]
+    # the built-in reset cell keeps its objects' order (the compiled scene is the same as before)
+    assert objects["reset_cell"] == ["board", "peg", "left_hand_tags", "right_hand_tags", "fixture"]
+    assert objects["reset_cell_fetch"] == ["board", "peg", "fixture"]

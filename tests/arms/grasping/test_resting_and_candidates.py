@@ -76,3 +76,5 @@ def test_a_candidate_turned_into_a_grippers_site_frame_points_its_axes_as_the_ca
     assert np.allclose(site.approach_world, cand.approach_world)
     if np.array_equal(axes, np.eye(3)):
         assert site is cand   # the built-in robot's grasps are exactly as before
+    deeper = cand.for_site_axes(axes, 0.008)   # a site 8 mm farther along the approach (into the object)
+    assert np.allclose(deeper.T_world_grip[:3, 3] - site.T_world_grip[:3, 3], 0.008 * cand.approach_world)
