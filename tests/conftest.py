@@ -18,6 +18,22 @@ REPO = Path(__file__).resolve().parents[1]
 CONF = REPO / "conf"
 
 
+def scene_yaml(name: str) -> dict:
+    """``conf/scene/<name>.yaml`` with its defaults list merged in order (as Hydra composes the group)."""
+    from omegaconf import OmegaConf
+
+    raw = OmegaConf.load(CONF / "scene" / f"{name}.yaml")
+    parts = []
+    for entry in raw.get("defaults", ["_self_"]):
+        if entry == "_self_":
+            parts.append(OmegaConf.create({k: v for k, v in raw.items() if k != "defaults"}))
+        else:
+            parts.append(OmegaConf.create(scene_yaml(str(entry))))
+    if "_self_" not in raw.get("defaults", ["_self_"]):
+        parts.append(OmegaConf.create({k: v for k, v in raw.items() if k != "defaults"}))
+    return OmegaConf.to_container(OmegaConf.merge(*parts))
+
+
 def compose_config(overrides, run_dir: Path):
     """The job's config for ``overrides`` as the CLI composes it, HydraConfig set, outputs in ``run_dir``."""
     from hydra import compose as hydra_compose

@@ -17,12 +17,10 @@ def _peg_world(asset_dir, form_fit: bool = False, along_m: float = 0.0, pockets=
     import yaml
 
     from stages.arms.world import build_world
-    from tests.conftest import REPO
+    from tests.conftest import REPO, scene_yaml
 
     robot = yaml.safe_load((REPO / "conf/robot/twin_panda.yaml").read_text())
-    scene = yaml.safe_load((REPO / "conf/scene/table.yaml").read_text())
-    extra = yaml.safe_load((REPO / "conf/scene/peg_table.yaml").read_text())
-    scene.update({k: v for k, v in extra.items() if k != "defaults"})
+    scene = scene_yaml("peg_table")
     if form_fit:
         grip = yaml.safe_load((REPO / "conf/scene/calib_cell.yaml").read_text())["objects"]
         scene["objects"].update({"grip_pockets": {**grip["grip_pockets"], **(pockets or {})},

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from omegaconf import OmegaConf
 from scipy.spatial.transform import Rotation
 
 from core.errors import ConfigError
@@ -15,13 +14,12 @@ from stages.adapters.arms.perceive import Perceive
 from stages.arms.grasping.resting import resting_pose
 from stages.arms.perception.scoring import pose_errors, resting_face
 from stages.arms.perception.settings import IntrinsicsSettings, PegDropSettings, PerceiveSettings
-from tests.conftest import CONF
+from tests.conftest import scene_yaml
 
 
 @pytest.fixture(scope="module")
 def scene():
-    cfg = OmegaConf.merge(*(OmegaConf.load(CONF / f"scene/{name}.yaml") for name in ("table", "peg_table")))
-    return OmegaConf.to_container(cfg)
+    return scene_yaml("peg_table")
 
 
 def test_defaults_are_the_shipped_behaviour():

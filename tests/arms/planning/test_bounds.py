@@ -13,7 +13,7 @@ from stages.arms.planning.bounds import GeomBounds, segment_distances_m
 from stages.arms.planning.checker import ClearanceChecker
 from stages.arms.planning.geom_kinematics import GeomKinematics
 from stages.arms.planning.held import HeldObject
-from tests.conftest import CONF
+from tests.conftest import CONF, scene_yaml
 
 ROBOTS = ("twin_panda", "panda_left", "twin_jaco", "twin_franka", "fetch")
 # share of the valid random states the pre-test proves (measured: 0.95, 0.99, 0.96, 0.78, 0); fetch's
@@ -24,16 +24,8 @@ SCENE = "table"   # conf/choreograph.yaml's default
 
 
 def _scene(name: str) -> dict:
-    """A scene config with its defaults list merged in (reset_cell = table + peg_table + reset_cell)."""
-    chain, cfg = [name], OmegaConf.load(CONF / f"scene/{name}.yaml")
-    while "defaults" in cfg:
-        parent = next(d for d in cfg.defaults if d != "_self_")
-        chain.insert(0, parent)
-        cfg = OmegaConf.load(CONF / f"scene/{parent}.yaml")
-    merged = OmegaConf.merge(*(OmegaConf.load(CONF / f"scene/{n}.yaml") for n in chain))
-    merged = OmegaConf.to_container(merged)
-    merged.pop("defaults", None)
-    return merged
+    """A scene config with its defaults list merged in (reset_cell = table + peg_objects + ...)."""
+    return scene_yaml(name)
 
 
 def _world(robot: str, scene: str, asset_dir=None):
