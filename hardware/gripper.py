@@ -36,9 +36,6 @@ SETTLED_RAD_S = 1e-4          # ... they have when no finger joint moves faster 
 @dataclass(frozen=True)
 class ParallelGripper:
     arm: str
-    actuator_ids: tuple[int, ...]
-    open_ctrl: float
-    closed_ctrl: float
     finger_joints: tuple[str, ...]
     finger_qpos: tuple[int, ...]                  # qpos addresses of the finger joints
     pads: tuple[tuple[int, ...], tuple[int, ...]]  # collision geom ids of each finger
@@ -66,14 +63,6 @@ class ParallelGripper:
         for the default axes: closing y, approach z)."""
         c, a = np.asarray(self.closing_axis), np.asarray(self.approach_axis)
         return np.column_stack([np.cross(c, a), c, a])
-
-    def site_rotation(self, approach_world: np.ndarray, closing_world: np.ndarray) -> np.ndarray:
-        """The ee site's world rotation that points its approach and closing axes along these."""
-        frame_site = self.site_axes
-        a_w = np.asarray(approach_world, float)
-        c_w = np.asarray(closing_world, float)
-        frame_world = np.column_stack([np.cross(c_w, a_w), c_w, a_w])
-        return frame_world @ frame_site.T
 
 
 def _unit(v: Sequence[float], key: str) -> np.ndarray:
@@ -180,7 +169,7 @@ def describe_gripper(model, arm, qpos: np.ndarray, key: str) -> ParallelGripper:
     finger_ids = [mujoco.mj_name2id(model, J, n) for n in names]
     dofs = [int(model.jnt_dofadr[i]) for i in finger_ids]
     gripper = ParallelGripper(
-        arm.name, tuple(g.actuator_ids), g.open, g.closed, tuple(names),
+        arm.name, tuple(names),
         tuple(int(model.jnt_qposadr[i]) for i in finger_ids), pads,
         tuple(closing), tuple(approach), float(settings.grasp_depth_m),
         measure_opening(model, qpos, g.actuator_ids, g.open, pads, dofs),

@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 
 import mujoco
-import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -106,13 +105,3 @@ def test_an_object_wider_than_the_open_gripper_does_not_fit():
         g.check_fits(0.045, "task.peg.size")
     with pytest.raises(ConfigError, match="closes only to 10.0 mm"):
         g.check_fits(0.008, "task.peg.size")
-
-
-def test_the_site_rotation_points_the_configured_axes():
-    model, arm = model_and_arm(closing_axis=(1.0, 0.0, 0.0), approach_axis=(0.0, 0.0, -1.0))
-    g = describe_gripper(model, arm, model.qpos0, "k")
-    down, across = np.array([0.0, 0.0, -1.0]), np.array([0.0, 1.0, 0.0])
-    R = g.site_rotation(down, across)
-    assert np.allclose(R @ np.array(g.approach_axis), down)
-    assert np.allclose(R @ np.array(g.closing_axis), across)
-    assert np.allclose(R.T @ R, np.eye(3)) and np.linalg.det(R) == pytest.approx(1.0)

@@ -49,7 +49,8 @@ class PegExtrinsics(Stage):
         hidden_deg = peg_hidden_offsets_deg(self.hw, robot, s.hidden_offsets_max_deg, rng)
         rig, half = build_rig(world, self.scene, dataclasses.replace(self.hw, joint_offsets_deg=hidden_deg),
                               s.camera, None, ctx.seed, s.hold_noslip_iterations)
-        calibration = PegCalibration(rig, ResetPlanner(world, self.planner, s.reset), half, s,
+        planner = ResetPlanner(world, self.planner, s.reset, hands=rig.hands)
+        calibration = PegCalibration(rig, planner, half, s,
                                      getattr(intrinsics, "calibration", intrinsics), ctx.log, ctx.progress,
                                      on_view=SpotViewRecorder(ctx.recorder, "peg"))
         try:

@@ -231,5 +231,5 @@ class SynchronizedExecutor:
         if cancel.is_set() and cancel.set_at is not None:
             stops = [r.stopped_at for r in results.values() if np.isfinite(r.stopped_at)]
             latency = max(stops) - cancel.set_at if stops else None
-        return ExecutionReport(dict(sorted(results.items(), key=lambda kv: list(per_arm).index(kv[0]))),
-                               stamp, lead, cancel.reason if cancel.is_set() else None, latency, sends), late
+        return ExecutionReport({arm: results[arm] for arm in per_arm}, stamp, lead,
+                               cancel.reason if cancel.is_set() else None, latency, sends), late

@@ -18,6 +18,14 @@ import numpy as np
 from stages.arms.grasping.resting import RestingPose
 
 
+def site_pose(T_world_frame: np.ndarray, site_axes: np.ndarray) -> np.ndarray:
+    """The ee site's pose for a pose written in the candidates' frame (approach z, closing y), the
+    site's (closing × approach, closing, approach) axes being the columns of ``site_axes``."""
+    T = np.array(T_world_frame, float)
+    T[:3, :3] = T[:3, :3] @ np.asarray(site_axes, float).T
+    return T
+
+
 @dataclass(frozen=True)
 class GraspCandidate:
     name: str
@@ -31,8 +39,7 @@ class GraspCandidate:
         ``deeper_m`` farther along the approach (a gripper whose site sits elsewhere on its fingers)."""
         if np.array_equal(site_axes, np.eye(3)) and deeper_m == 0.0:
             return self
-        T = self.T_world_grip.copy()
-        T[:3, :3] = T[:3, :3] @ np.asarray(site_axes, float).T
+        T = site_pose(self.T_world_grip, site_axes)
         T[:3, 3] += self.approach_world * deeper_m
         return replace(self, T_world_grip=T)
 

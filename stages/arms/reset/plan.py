@@ -12,14 +12,15 @@ every try are reported.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from core.errors import PlanningError
 from core.se3 import pose7
-from hardware.gripper import parallel_grippers
-from stages.arms.grasping.candidates import DEPTH_M, top_grasps
+from hardware.gripper import ParallelGripper, parallel_grippers
+from stages.arms.grasping.candidates import DEPTH_M, site_pose, top_grasps
 from stages.arms.grasping.resting import resting_pose
 from stages.arms.grasping.select import choose_grasp
 from stages.arms.planning.group import ArmGroup
@@ -79,7 +80,8 @@ class ResetPlanner:
     """Plans resets in one world; ``qpos`` is the believed state (the peg where it was seen)."""
 
     def __init__(self, world, settings_planner, settings: ResetSettings, peg_body: str = "peg",
-                 surface_bodies: tuple[str, ...] = ("table", "board", "board_base", "fixture")):
+                 surface_bodies: tuple[str, ...] = ("table", "board", "board_base", "fixture"),
+                 hands: Mapping[str, ParallelGripper] | None = None):
         import mujoco
 
         self.world, self.model = world, world.model
@@ -96,9 +98,10 @@ class ResetPlanner:
             self.hand_geoms[arm.name] = _geoms_of(self.model, _bodies_below(self.model, site_body))
         self.vel = world.robot.velocity_limits() * settings.velocity_scale
         self.acc = world.robot.acceleration_limits() * settings.acceleration_scale
-        # the grippers as grasping sees them (robot.arms.<arm>.gripper), measured on the model
-        self.hands = parallel_grippers(self.model, world.robot, world.home_qpos())
-        self.site_axes = {arm: hand.site_axes for arm, hand in self.hands.items()}
+        # the grippers as grasping sees them (robot.arms.<arm>.gripper), measured on the model (a rig
+        # that has them already hands them over: measuring runs the physics)
+        self.hands = hands if hands is not None else parallel_grippers(self.model, world.robot,
+                                                                       world.home_qpos())
         self.site_frames = {arm: (hand.site_axes, hand.grasp_depth_m - DEPTH_M)
                             for arm, hand in self.hands.items()}
 
@@ -233,8 +236,8 @@ class ResetPlanner:
     def _push_with(self, arm, qpos, start_pose, end_pose, rng):
         """``start_pose``/``end_pose`` in the candidates' frame (approach z, closing y): turned into
         this arm's ee site poses."""
-        start_pose, end_pose = (np.block([[T[:3, :3] @ self.site_axes[arm].T, T[:3, 3:]], [T[3:]]])
-                                for T in (start_pose, end_pose))
+        axes = self.site_frames[arm][0]
+        start_pose, end_pose = site_pose(start_pose, axes), site_pose(end_pose, axes)
         free = self.group(qpos)
         start = qpos[free.checker.qpos_adr]
         above = start_pose.copy()

@@ -67,7 +67,7 @@ def drop_and_reset(world, scene: Mapping[str, Any], task: TaskSpec, planner: Pla
     when a later step fails)."""
     s = settings
     with reset_cell(world, scene, hardware, s.camera, s.calibration, seed, metrics) as (rig, half):
-        reset_planner = ResetPlanner(world, planner, s.reset)
+        reset_planner = ResetPlanner(world, planner, s.reset, hands=rig.hands)
         dropped = drop_peg(rig, rng, s.drop)
         metrics.update({"drop.settled": dropped.settled, "drop.time_s": dropped.sim_time_s})
         log.info("peg dropped at %s, came to rest at %s", np.round(dropped.start_pose[:3], 3),

@@ -132,7 +132,7 @@ def run_rl_loop(world, scene: Mapping[str, Any], task: TaskSpec, slot: Slot, pla
     after each (e.g. to save them as they come)."""
     records: list[dict] = []
     with reset_cell(world, scene, hardware, None, settings.calibration, seed, metrics) as (rig, half):
-        reset_planner = ResetPlanner(world, planner, settings.reset)
+        reset_planner = ResetPlanner(world, planner, settings.reset, hands=rig.hands)
         episodes = InsertionEpisodes(rig, reset_planner, policy, task, slot, half, settings, rng, log)
         drop_peg(rig, rng, settings.drop)
         with rig.sim:
