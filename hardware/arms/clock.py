@@ -61,14 +61,52 @@ class Clock(Protocol):
 class WallClock:
     """A clock that advances by itself; waits poll it against wall time.
 
-    ``timeout_s`` of :meth:`wait_for` is wall seconds; ``until`` is on the clock (``now``).
+    ``timeout_s`` of :meth:`wait_for` is wall seconds; ``until`` is on the clock (``now``). Given a
+    ``step`` (one physics step of ``step_s``), :meth:`start` steps it in a thread paced to wall time
+    × ``speed``; without one (a real robot), the clock passes by itself.
     """
 
     simulated = False
     POLL_S = 0.0005
+    MAX_LAG_S = 0.005   # wall seconds the stepping may fall behind its pace before the pace restarts
 
-    def __init__(self, now: Callable[[], float], speed: float = 1.0):
+    def __init__(self, now: Callable[[], float], speed: float = 1.0, step: Callable[[], None] | None = None,
+                 step_s: float = 0.002):
         self._now, self.speed = now, float(speed)
+        self._step, self._step_s = step, float(step_s)
+        self._stepper: threading.Thread | None = None
+        self._stopping = threading.Event()
+        self.on_error: Callable[[BaseException], None] | None = None
+
+    def start(self) -> None:
+        if self._step is None or self._stepper is not None:
+            return
+        self._stopping.clear()
+        self._stepper = threading.Thread(target=self._run, name="physics", daemon=True)
+        self._stepper.start()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        if self._stepper is not None:
+            self._stepper.join()
+            self._stepper = None
+
+    def _run(self) -> None:
+        wall0, sim0 = time.perf_counter(), self._now()
+        try:
+            while not self._stopping.is_set():
+                self._step()
+                ahead = (self._now() - sim0) / self.speed - (time.perf_counter() - wall0)
+                if ahead > 0:
+                    time.sleep(min(ahead, self._step_s / self.speed))   # below real time a step waits longer
+                elif ahead < -self.MAX_LAG_S:
+                    # a stall (a busy machine, the GIL held by planning) is not caught up by stepping at
+                    # full speed: the clock, like a robot's, never runs faster than its pace, so a start
+                    # stamp computed "now + lead" is not overrun by a burst of catch-up steps
+                    wall0, sim0 = time.perf_counter(), self._now()
+        except BaseException as exc:  # noqa: BLE001 - surfaced to the drivers
+            if self.on_error is not None:
+                self.on_error(exc)
 
     def now(self) -> float:
         return self._now()

@@ -15,13 +15,12 @@ goals — goes through one lock, so drivers in many threads never race.
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from hardware.arms.clock import Clock, SimClock, WallClock
+from hardware.arms.clock import SimClock, WallClock
 from hardware.arms.protocol import ArmTrajectory, JointState, Outcome
 
 CLOCKS = ("sim", "wall")
@@ -81,17 +80,13 @@ class PhysicsSim:
         self._extra_ctrl: dict[int, float] = {}
         self._times: list[float] = []
         self._qpos: list[np.ndarray] = []
-        self._thread: threading.Thread | None = None
-        self._stop = threading.Event()
         self._steps = 0
         self.step_hooks: list[Callable[[object, object], None]] = []
         self.error: BaseException | None = None
-        self.timing: Clock
-        if clock == "sim":
-            self.timing = SimClock(self.clock, self.step, self.has_goals)
-            self.timing.on_error = self._fail_goals
-        else:
-            self.timing = WallClock(self.clock, self.speed)
+        self.timing: SimClock | WallClock = (
+            SimClock(self.clock, self.step, self.has_goals) if clock == "sim"
+            else WallClock(self.clock, self.speed, self.step, float(model.opt.timestep)))
+        self.timing.on_error = self._fail_goals
 
     # ------------------------------------------------------------------ set-up
     def add_arm(self, name: str, joints: Sequence[str],
@@ -239,42 +234,10 @@ class PhysicsSim:
 
     def start(self) -> None:
         """Step in a background thread: on virtual time, or paced to wall-clock time × ``speed``."""
-        if isinstance(self.timing, SimClock):
-            self.timing.start()
-            return
-        if self._thread is not None:
-            return
-        self._stop.clear()
-        self._thread = threading.Thread(target=self._loop, name="physics", daemon=True)
-        self._thread.start()
+        self.timing.start()
 
     def stop(self) -> None:
-        if isinstance(self.timing, SimClock):
-            self.timing.stop()
-            return
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join()
-            self._thread = None
-
-    MAX_LAG_S = 0.005   # wall seconds the stepping may fall behind its pace before the pace restarts
-
-    def _loop(self) -> None:
-        dt = float(self.model.opt.timestep)
-        wall0, sim0 = time.perf_counter(), self.clock()
-        try:
-            while not self._stop.is_set():
-                self.step()
-                ahead = (self.data.time - sim0) / self.speed - (time.perf_counter() - wall0)
-                if ahead > 0:
-                    time.sleep(min(ahead, dt / self.speed))   # below real time a step waits longer
-                elif ahead < -self.MAX_LAG_S:
-                    # a stall (a busy machine, the GIL held by planning) is not caught up by stepping at
-                    # full speed: the clock, like a robot's, never runs faster than its pace, so a start
-                    # stamp computed "now + lead" is not overrun by a burst of catch-up steps
-                    wall0, sim0 = time.perf_counter(), float(self.data.time)
-        except BaseException as exc:  # noqa: BLE001 - surfaced to the drivers
-            self._fail_goals(exc)
+        self.timing.stop()
 
     def _fail_goals(self, exc: BaseException) -> None:
         self.error = exc
