@@ -53,6 +53,7 @@ from stages.arms.planning.collision_model import (
     refresh_body_margins,
 )
 from stages.arms.planning.held import HeldObject
+from stages.arms.planning.horizon import Horizon, build_horizon
 
 DISTMAX_M = 1.0  # distances are reported up to this; farther pairs report DISTMAX_M
 
@@ -333,46 +334,11 @@ class ClearanceChecker:
         pairs = self.pairs.reshape(-1, 2)
         return above[m.geom_bodyid[pairs[:, 0]]] ^ above[m.geom_bodyid[pairs[:, 1]]]
 
-    def _build_horizon(self):
-        """The horizon copy and its per-(geom, geom) tables (once, shared by all threads)."""
-        import mujoco
-
+    def _build_horizon(self) -> Horizon:
+        """The horizon copy and its tables (once, shared by all threads)."""
         with self._count_lock:
-            if self._horizon is not None:
-                return self._horizon
-            m, h = self.model, self.horizon_m
-            hm = copy_model(m)
-            hm.geom_margin[self.geoms] = h / 2.0
-            refresh_body_margins(hm)
-            t = m.geom_type
-            box = t == mujoco.mjtGeom.mjGEOM_BOX
-            exact_kind = np.isin(t, [mujoco.mjtGeom.mjGEOM_PLANE, mujoco.mjtGeom.mjGEOM_SPHERE,
-                                     mujoco.mjtGeom.mjGEOM_CAPSULE])
-            hm.geom_size[self.geoms[box[self.geoms]]] += h / 2.0
-            ng = m.ngeom
-            pair_id = np.full((ng, ng), -1, np.int32)
-            offset = np.full((ng, ng), np.inf)     # not checked: never a bound that matters
-            # pairs no configuration joint can move apart (two fingers of one hand) keep the
-            # distance they have: once clear, they need no measuring at every query
-            constant = ~self.pair_joint_masks().any(axis=1)
-            d0 = mujoco.MjData(m)
-            d0.qpos[:] = self.base_qpos
-            mujoco.mj_kinematics(m, d0)
-            if self.held is not None:
-                self.held.place(m, d0)
-                mujoco.mj_kinematics(m, d0)
-            for k, (a, b) in enumerate(self.pairs.tolist()):
-                if constant[k] and self._exact(d0, a, b) >= self.clearance_m:
-                    continue
-                pair_id[a, b] = pair_id[b, a] = k
-                if exact_kind[a] and exact_kind[b]:
-                    off = 0.0                        # the contact's distance is the true one
-                elif (box[a] and exact_kind[b]) or (box[b] and exact_kind[a]):
-                    off = h / 2.0                    # distance to the grown box + horizon/2
-                else:
-                    off = -np.inf                    # no bound: always measured
-                offset[a, b] = offset[b, a] = off
-            self._horizon = _Horizon(hm, np.array([ng, 1], np.int32), pair_id.ravel(), offset.ravel())
+            if self._horizon is None:
+                self._horizon = build_horizon(self)
             return self._horizon
 
     def _valid_brute_force(self, d) -> bool:
@@ -429,15 +395,6 @@ class _Tally:
 
     def __init__(self):
         self.n = 0
-
-
-@dataclass(frozen=True)
-class _Horizon:
-    model: object             # margins horizon/2, boxes grown by horizon/2
-    stride: np.ndarray        # (ngeom, 1): contact.geom @ stride = flat (g1, g2) index
-    pair_id: np.ndarray       # flat (ngeom²): index into ClearanceChecker.pairs, -1 = not checked
-    offset: np.ndarray        # flat: added to contact.dist for a lower bound; -inf = measure it,
-                              # +inf = pair not checked
 
 
 _NO_PAIRS = np.zeros(0, np.int32)

@@ -9,10 +9,11 @@ from omegaconf import OmegaConf
 
 from core.errors import ConfigError
 from stages.arms.planning.bounding_volumes import BoundingBox, BoundingCapsule, bounding_capsule
-from stages.arms.planning.bounds import GeomBounds, segment_distances_m
+from stages.arms.planning.bounds import GeomBounds
 from stages.arms.planning.checker import ClearanceChecker
 from stages.arms.planning.geom_kinematics import GeomKinematics
 from stages.arms.planning.held import HeldObject
+from stages.arms.planning.segment_distance import segment_distances_m
 from tests.conftest import CONF, scene_yaml
 
 ROBOTS = ("twin_panda", "panda_left", "twin_jaco", "twin_franka", "fetch")
