@@ -12,7 +12,10 @@ file holds is derived from it:
   ``closed``, measured by running the physics with the arm held still (``opening_m: [closed, open]``
   in the config is checked against that, within ``OPENING_TOLERANCE_M``);
 - **axes** (config, in the ee site's frame): ``closing_axis`` (default y), ``approach_axis``
-  (default z), and ``grasp_depth_m``, how far below a grasped object's top face the ee site goes.
+  (default z), and ``grasp_depth_m``, how far below a grasped object's top face the ee site goes;
+- **fingertip reach**: how far the pads reach past the ee site along the approach axis, measured on
+  the model at the open opening; a grasp never takes the site so deep that the tips come nearer the
+  support than a margin (:meth:`ParallelGripper.depth_for`).
 
 A gripper the grasp code cannot use — three fingers (the Jaco hand), fingers that do not move
 apart, a pad name that is not in the model — is a :class:`~core.errors.ConfigError` naming the key.
@@ -44,6 +47,12 @@ class ParallelGripper:
     grasp_depth_m: float
     opening_open_m: float                         # pad to pad, measured with the actuators at open
     opening_closed_m: float                       # likewise at closed (<= 0: the pads touch)
+    tip_past_site_m: float = 0.0                  # the pads' farthest point past the site, along approach
+
+    def depth_for(self, height_m: float, margin_m: float = 0.008) -> float:
+        """How far below the top face of an object ``height_m`` tall the site goes: ``grasp_depth_m``,
+        or less where the fingertips would come within ``margin_m`` of the support it stands on."""
+        return min(self.grasp_depth_m, height_m - self.tip_past_site_m - margin_m)
 
     def check_fits(self, width_m: float, key: str, margin_m: float = 0.005) -> None:
         """ConfigError unless an object ``width_m`` wide fits between the open pads with ``margin_m``
@@ -173,7 +182,8 @@ def describe_gripper(model, arm, qpos: np.ndarray, key: str) -> ParallelGripper:
         tuple(int(model.jnt_qposadr[i]) for i in finger_ids), pads,
         tuple(closing), tuple(approach), float(settings.grasp_depth_m),
         measure_opening(model, qpos, g.actuator_ids, g.open, pads, dofs),
-        measure_opening(model, qpos, g.actuator_ids, g.closed, pads, dofs))
+        measure_opening(model, qpos, g.actuator_ids, g.closed, pads, dofs),
+        tip_past_site(model, qpos, arm.ee_site_id, approach, [i for finger in pads for i in finger]))
     if not np.isfinite([gripper.opening_open_m, gripper.opening_closed_m]).all():
         raise ConfigError(f"{key}: the fingers' physics diverged while measuring the openings (their "
                           "actuators' gains against the fingers' masses and the model's timestep)")
@@ -213,6 +223,22 @@ def measure_opening(model, qpos: np.ndarray, actuators: Sequence[int], ctrl: flo
                      for a in pads[0] for b in pads[1]))
 
 
+def tip_past_site(model, qpos: np.ndarray, site: int, approach: np.ndarray, geoms: Sequence[int]) -> float:
+    """How far the ``geoms`` reach past the ``site`` along its ``approach`` axis (m; their bounding
+    boxes' corners, at ``qpos``)."""
+    data = mujoco.MjData(model)
+    data.qpos[:] = qpos
+    mujoco.mj_kinematics(model, data)
+    axis = data.site_xmat[site].reshape(3, 3) @ approach
+    corners = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)], float)
+    reach = -np.inf
+    for g in geoms:
+        center, half = model.geom_aabb[g, :3], model.geom_aabb[g, 3:]
+        points = data.geom_xpos[g] + (center + corners * half) @ data.geom_xmat[g].reshape(3, 3).T
+        reach = max(reach, float(((points - data.site_xpos[site]) @ axis).max()))
+    return reach
+
+
 def parallel_grippers(model, robot, qpos: np.ndarray) -> dict[str, ParallelGripper]:
     """Every arm's gripper of ``robot`` (a :class:`hardware.robot.RobotSpec`), described and measured;
     ConfigError when no arm has one or one the grasp code cannot use."""
@@ -241,5 +267,5 @@ def gripper_report(model, robot, qpos: np.ndarray) -> dict[str, dict]:
             "pads": [[_name(model, mujoco.mjtObj.mjOBJ_GEOM, i) for i in finger] for finger in g.pads],
             "opening_closed_m": g.opening_closed_m, "opening_open_m": g.opening_open_m,
             "closing_axis": list(g.closing_axis), "approach_axis": list(g.approach_axis),
-            "grasp_depth_m": g.grasp_depth_m}
+            "grasp_depth_m": g.grasp_depth_m, "tip_past_site_m": g.tip_past_site_m}
     return out

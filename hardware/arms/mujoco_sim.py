@@ -6,8 +6,10 @@ sets the model's: a finer step lets a held object drift less in the fingers), on
 while a goal or a wait is pending and standing still otherwise, so a run is the same step for step
 under any load — or ``clock="wall"``, paced to wall-clock time (``speed`` sim-seconds per
 wall-second; 1 = real time) for watching a run. Each arm's joints are
-position-controlled by the model's position actuators with velocity feedforward
-(``kp·(q* − q) + kv·(q̇* − q̇)``, within the actuators' force ranges); grippers by their own
+position-controlled by the model's position actuators with velocity and inverse-dynamics feedforward
+(``kp·(q* − q) + kv·(q̇* − q̇) + M·q̈* + d·q̇* + k·(q* − q_spring)``, the joints' own damping ``d`` and
+spring ``k`` compensated as a robot's joint controller does; within the actuators' force ranges);
+grippers by their own
 actuators. Every access to the shared ``MjData`` — stepping, reading state, submitting and cancelling
 goals — goes through one lock, so drivers in many threads never race.
 """
@@ -49,6 +51,13 @@ class ArmChannel:
     kv_over_kp: np.ndarray
     kp: np.ndarray
     offsets: np.ndarray  # hidden joint zero offsets (rad): physics runs at commanded + offset
+    damping: np.ndarray  # the joints' passive damping (N m s/rad) and spring (N m/rad, about spring_ref)
+    stiffness: np.ndarray
+    spring_ref: np.ndarray
+
+    def spring_ff(self, q: np.ndarray) -> np.ndarray:
+        """The torque that cancels the joints' springs at the believed angles ``q``."""
+        return self.stiffness * (q + self.offsets - self.spring_ref)
 
 
 class PhysicsSim:
@@ -113,16 +122,18 @@ class PhysicsSim:
         if offsets.shape != (len(jids),):
             raise ValueError(f"arm {name!r}: joint_offsets_rad must list {len(jids)} values, "
                              f"got {offsets.shape}")
-        ch = ArmChannel(np.array([m.jnt_qposadr[j] for j in jids]), np.array([m.jnt_dofadr[j] for j in jids]),
+        qadr, dofs = np.array([m.jnt_qposadr[j] for j in jids]), np.array([m.jnt_dofadr[j] for j in jids])
+        ch = ArmChannel(qadr, dofs,
                         acts, -m.actuator_biasprm[acts, 2] / m.actuator_gainprm[acts, 0],
-                        m.actuator_gainprm[acts, 0].copy(), offsets)
+                        m.actuator_gainprm[acts, 0].copy(), offsets, m.dof_damping[dofs].copy(),
+                        m.jnt_stiffness[jids].copy(), m.qpos_spring[qadr].copy())
         with self.lock:
             self._arms[name] = ch
             self._hold[name] = self.data.qpos[ch.qpos].copy()   # believed
             if np.any(offsets):
                 self.data.qpos[ch.qpos] += offsets
                 mujoco.mj_forward(m, self.data)
-            self.data.ctrl[acts] = self._hold[name] + offsets
+            self.data.ctrl[acts] = self._hold[name] + offsets + ch.spring_ff(self._hold[name]) / ch.kp
 
     def set_ctrl(self, actuator: int, value: float) -> None:
         """Hold an extra actuator (e.g. a gripper) at ``value``."""
@@ -202,18 +213,19 @@ class PhysicsSim:
                     w = (tau - tr.times[k - 1]) / (tr.times[k] - tr.times[k - 1])
                     q = tr.positions[k - 1] + w * (tr.positions[k] - tr.positions[k - 1])
                     qd = tr.velocities[k - 1] + w * (tr.velocities[k] - tr.velocities[k - 1])
-                    ff = np.zeros(len(ch.qpos))
+                    ff = ch.damping * qd + ch.spring_ff(q)
                     if tr.accelerations is not None:
                         qacc = np.zeros(self.model.nv)
                         qacc[ch.dofs] = tr.accelerations[k - 1]
                         mass_qacc = np.zeros(self.model.nv)
                         mujoco.mj_mulM(self.model, d, mass_qacc, qacc)
-                        ff = mass_qacc[ch.dofs]
+                        ff += mass_qacc[ch.dofs]
                     # position actuator force kp·(ctrl − q) − kv·q̇; with ctrl = q* + (kv·q̇* + τ_ff)/kp
-                    # it is kp·(q* − q) + kv·(q̇* − q̇) + τ_ff (τ_ff = M·q̈*), within its force range
+                    # it is kp·(q* − q) + kv·(q̇* − q̇) + τ_ff (τ_ff = M·q̈* + d·q̇* + k·(q* − q_spring)),
+                    # within its force range
                     d.ctrl[ch.actuators] = q + ch.offsets + ch.kv_over_kp * qd + ff / ch.kp
                     continue
-            d.ctrl[ch.actuators] = self._hold[arm] + ch.offsets
+            d.ctrl[ch.actuators] = self._hold[arm] + ch.offsets + ch.spring_ff(self._hold[arm]) / ch.kp
         for a, v in self._extra_ctrl.items():
             d.ctrl[a] = v
 

@@ -17,7 +17,10 @@ Scene config (``conf/scene/table.yaml``, read as :class:`SceneSettings`), every 
                        specular: [...], castshadow: bool}}
     cameras: {<name>: {pos: [...], lookat: [...] | quat: [w, x, y, z], up: [0, 0, 1],
                        fovy_deg: 45, resolution: [W, H]}}            # scene_camera required
-    objects: {<name>: {kind: box | "hardware.<module>:<function>", ...}}
+    objects: {<name>: {kind: box | "hardware.<module>:<function>", ...}}   # <name>: null = left out
+    contact: {cone: pyramidal | elliptic, impratio: 10}              # null = the robot file's options
+    cell:    {surface_z: z, start_xy: [x, y], drop: {x_range, y_range, z_range}, push_toward_xy,
+              fixture_pos, board_pos}                               # where a lab's loop works (CellSettings)
 
 Keys inside these sections are checked (an unknown one is a ``ConfigError`` listing the
 allowed ones); other top-level keys belong to the parts that read them (e.g. a task's start
@@ -38,7 +41,7 @@ import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -87,6 +90,52 @@ class Scene:
 
 
 @dataclass(frozen=True)
+class ContactSettings:
+    """How contacts are solved in a scene where things are held by friction (MuJoCo's ``<option>``):
+    elliptic friction cones and an impedance ratio above 1 keep a grasped object from creeping
+    (MuJoCo's advice for grasping); a key left ``None`` keeps the robot file's value."""
+
+    cone: Literal["pyramidal", "elliptic"] | None = None
+    impratio: float | None = None
+
+    def __post_init__(self):
+        require(self.impratio is None or self.impratio >= 1, "impratio", self.impratio, ">= 1")
+
+    def apply(self, spec) -> None:
+        import mujoco
+
+        if self.cone is not None:
+            spec.option.cone = {"pyramidal": mujoco.mjtCone.mjCONE_PYRAMIDAL,
+                                "elliptic": mujoco.mjtCone.mjCONE_ELLIPTIC}[self.cone]
+        if self.impratio is not None:
+            spec.option.impratio = float(self.impratio)
+
+
+@dataclass(frozen=True)
+class DropRegion:
+    """Where a dropped object is released: uniformly in this box (m, world frame)."""
+
+    x_range: tuple[float, float] = (0.52, 0.72)
+    y_range: tuple[float, float] = (-0.15, 0.15)
+    z_range: tuple[float, float] = (0.85, 0.95)
+
+
+@dataclass(frozen=True)
+class CellSettings:
+    """Where a lab's loop works in this scene, read by the reset, the RL loop and the objects placed
+    from it (``${scene.cell.fixture_pos}``): the table top ``surface_z``, the insertion task's start
+    pose, where pegs are dropped and where one no grasp can take is pushed; a robot's
+    ``conf/cell/<robot>.yaml`` moves them to where its arms reach (m)."""
+
+    surface_z: float = 0.75
+    start_xy: tuple[float, float] = (0.40, 0.09)
+    drop: DropRegion = field(default_factory=DropRegion)
+    push_toward_xy: tuple[float, float] = (0.62, 0.0)
+    fixture_pos: tuple[float, float, float] = (0.37, -0.08, 0.75)
+    board_pos: tuple[float, float, float] = (0.65, 0.0, 0.753)
+
+
+@dataclass(frozen=True)
 class SceneSettings:
     """The scene's own sections (the module docstring); ``None`` for sky, floor or table: none."""
 
@@ -96,7 +145,10 @@ class SceneSettings:
     table: TableSettings | None = field(default_factory=TableSettings)
     lights: dict[str, LightSettings] = field(default_factory=dict)   # none given: a key and a fill light
     cameras: dict[str, CameraSettings] = field(default_factory=dict)
-    objects: dict[str, dict[str, Any]] = field(default_factory=dict)   # each read by its kind's builder
+    objects: dict[str, dict[str, Any] | None] = field(default_factory=dict)   # each read by its kind's
+                                                                              # builder; null: left out
+    contact: ContactSettings | None = None
+    cell: CellSettings | None = None
 
     def __post_init__(self):
         require(SCENE_CAMERA in self.cameras, "cameras", sorted(self.cameras),
@@ -156,6 +208,8 @@ def build_scene(robot_config: Mapping[str, Any] | RobotSettings,
 
 def _add_scene(spec, scene: SceneSettings, ctx: BuildContext) -> None:
     """Sky, floor, lights, table, cameras and objects, as the scene config says."""
+    if scene.contact is not None:
+        scene.contact.apply(spec)
     if scene.skybox is not None:
         add_skybox(spec, scene.skybox)
     if scene.floor is not None:
@@ -167,7 +221,8 @@ def _add_scene(spec, scene: SceneSettings, ctx: BuildContext) -> None:
     for name, camera in scene.cameras.items():
         add_camera(spec, str(name), camera)
     for name, obj in scene.objects.items():
-        _build_object(spec, str(name), obj, ctx)
+        if obj is not None:   # an object a derived scene or a cell took out
+            _build_object(spec, str(name), obj, ctx)
 
 
 def _check_renamed_unused(robot: RobotSettings, renamed: dict[str, str]) -> None:

@@ -102,10 +102,14 @@ class ResetPlanner:
         # that has them already hands them over: measuring runs the physics)
         self.hands = hands if hands is not None else parallel_grippers(self.model, world.robot,
                                                                        world.home_qpos())
-        self.site_frames = {arm: (hand.site_axes, hand.grasp_depth_m - DEPTH_M)
-                            for arm, hand in self.hands.items()}
+
 
     # ------------------------------------------------------------------ helpers
+    def site_frames(self, height_m: float) -> dict[str, tuple[np.ndarray, float]]:
+        """Per arm: its gripper's axes in its ee site's frame, and how much deeper than the candidates'
+        ``DEPTH_M`` its site goes on an object ``height_m`` tall (its fingertips kept off the support)."""
+        return {arm: (hand.site_axes, hand.depth_for(height_m) - DEPTH_M) for arm, hand in self.hands.items()}
+
     def group(self, qpos, allowed=(), held=None) -> ArmGroup:
         specs = {a.name: a for a in self.world.robot.arms}
         return ArmGroup(self.model, specs, self.world.clearance_m, self.planner_settings, base_qpos=qpos,
@@ -149,7 +153,8 @@ class ResetPlanner:
                                 "for a top grasp")
         grasp_checker = self.group(qpos, allowed=self._hand_peg_all()).checker
         report = choose_grasp(group, candidates, start, rng, self.settings.pregrasp_m, grasp_checker,
-                              arms=list(self.hands), site_frames=self.site_frames)
+                              arms=list(self.hands),
+                              site_frames=self.site_frames(2 * float(np.asarray(half_extents)[rest.down_axis])))
         record = {"resting_face": rest.face_down, "yaw_rad": rest.yaw_rad, "tilt_deg": rest.tilt_deg,
                   "ranked": [{"arm": c.arm, "candidate": c.candidate.name, "travel_rad": c.travel_rad}
                              for c in report.ranked],
@@ -205,7 +210,8 @@ class ResetPlanner:
         p, R = T[:3, 3], T[:3, :3]
         standing = resting_pose(R, max_tilt_deg=90.0).down_axis == long_axis
         top = p[2] + float(np.abs(R[2, :]) @ half)
-        heights = [top - 0.03] if standing else [max(p[2], surface_z + 0.025), top - 0.012]
+        # the fingertips' heights (the ee site sits each gripper's tip_past_site_m above them)
+        heights = [top - 0.041] if standing else [max(p[2] - 0.011, surface_z + 0.014), top - 0.023]
         to_free = np.asarray(self.settings.push_toward_xy, float) - p[:2]
         base = float(np.arctan2(to_free[1], to_free[0]))
         errors = []
@@ -215,12 +221,12 @@ class ResetPlanner:
                 back = float(np.abs(R.T @ d) @ half) + 0.03     # from the peg's centre to behind its face
                 z = np.array([0.0, 0.0, -1.0])
                 y = np.array([-d[1], d[0], 0.0])                 # fingers closed, across the push
-                start_pose = np.eye(4)
-                start_pose[:3, :3] = np.column_stack([np.cross(y, z), y, z])
-                start_pose[:3, 3] = [p[0] - d[0] * back, p[1] - d[1] * back, height]
-                end_pose = start_pose.copy()
-                end_pose[:3, 3] += d * (2 * back)
-                for arm in self.hands:
+                for arm, hand in self.hands.items():
+                    start_pose = np.eye(4)
+                    start_pose[:3, :3] = np.column_stack([np.cross(y, z), y, z])
+                    start_pose[:3, 3] = [p[0] - d[0] * back, p[1] - d[1] * back, height + hand.tip_past_site_m]
+                    end_pose = start_pose.copy()
+                    end_pose[:3, 3] += d * (2 * back)
                     try:
                         segs, travel = self._push_with(arm, qpos, start_pose, end_pose, rng)
                     except PlanningError as exc:
@@ -236,7 +242,7 @@ class ResetPlanner:
     def _push_with(self, arm, qpos, start_pose, end_pose, rng):
         """``start_pose``/``end_pose`` in the candidates' frame (approach z, closing y): turned into
         this arm's ee site poses."""
-        axes = self.site_frames[arm][0]
+        axes = self.hands[arm].site_axes
         start_pose, end_pose = site_pose(start_pose, axes), site_pose(end_pose, axes)
         free = self.group(qpos)
         start = qpos[free.checker.qpos_adr]
