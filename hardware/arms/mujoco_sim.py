@@ -139,6 +139,7 @@ class PhysicsSim:
         """Hold an extra actuator (e.g. a gripper) at ``value``."""
         with self.lock:
             self._extra_ctrl[int(actuator)] = float(value)
+            self.data.ctrl[int(actuator)] = float(value)   # from now on, also for steps taken outside step()
 
     # ------------------------------------------------------------------ clock and state
     def clock(self) -> float:

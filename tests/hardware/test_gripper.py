@@ -67,6 +67,10 @@ def test_the_openings_measured_on_the_model_are_the_geometry(gap, pad, open_):
     assert g.opening_closed_m == pytest.approx(2 * gap, abs=2e-4)
     assert g.opening_open_m == pytest.approx(2 * (gap + open_), abs=2e-4)
     assert g.finger_joints == ("j1", "j2") and [len(p) for p in g.pads] == [1, 1]
+    # the pads (2 cm half-height about the site) reach 2 cm past it: a 4 cm object is taken only so
+    # deep that the tips stay 8 mm off its support (grasp_depth_m, 2 cm, would put them on it)
+    assert g.tip_past_site_m == pytest.approx(0.02, abs=1e-9)
+    assert g.depth_for(0.04) == pytest.approx(0.012) and g.depth_for(0.2) == g.grasp_depth_m
     # a configured opening that matches is accepted; one that does not names the key and both values
     ok = dataclasses.replace(arm.gripper.settings, opening_m=(g.opening_closed_m, g.opening_open_m))
     describe_gripper(model, _with(arm, ok), model.qpos0, "k")

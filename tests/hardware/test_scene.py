@@ -175,6 +175,20 @@ def test_objects_by_kind_box_and_dotted_builder(tmp_path, monkeypatch):
     assert [min(peg_geom, top), max(peg_geom, top)] in pairs.tolist()
 
 
+def test_contact_options_and_objects_left_out_by_null():
+    cfg = scene_config()
+    robot = robot_config()
+    cfg["objects"] = {"peg": {"kind": "box", "free": True, "mass": 0.1, "size": [0.02, 0.02, 0.05],
+                              "pos": [0.5, 0.0, 0.8]}, "gone": None}
+    plain = build_scene(robot, cfg).model
+    cfg["contact"] = {"cone": "pyramidal", "impratio": 3}
+    model = build_scene(robot, cfg).model
+    assert plain.opt.cone == mujoco.mjtCone.mjCONE_ELLIPTIC and plain.opt.impratio == 10   # the file's own
+    assert model.opt.cone == mujoco.mjtCone.mjCONE_PYRAMIDAL and model.opt.impratio == 3
+    assert mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, "peg") >= 0
+    assert mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, "gone") < 0
+
+
 @pytest.mark.parametrize("change, word", [
     (lambda c: c["cameras"].pop(SCENE_CAMERA), "scene_camera"),
     (lambda c: c["cameras"]["overview"].update(fovy=40), "fovy_deg"),
@@ -183,6 +197,9 @@ def test_objects_by_kind_box_and_dotted_builder(tmp_path, monkeypatch):
     (lambda c: c.update(objects={"x": {"kind": "os:system"}}), "kind"),
     (lambda c: c.update(objects={"x": {"kind": "hardware.models.scene:nope"}}), "nope"),
     (lambda c: c.update(objects={"x": {"kind": "box", "size": [0.1, 0.1, -1]}}), "size"),
+    (lambda c: c.update(contact={"cone": "round"}), r"contact\.cone"),
+    (lambda c: c.update(contact={"impratio": 0.5}), "impratio"),
+    (lambda c: c.update(cell={"start_xy": [0.4]}), r"cell\.start_xy"),
 ])
 def test_bad_scene_configs_are_config_errors(change, word):
     cfg = scene_config()

@@ -6,7 +6,7 @@ import pytest
 
 from stages.__main__ import run_config
 from stages.graph import build_graph
-from tests.conftest import CONF
+from tests.conftest import CONF, compose_config
 
 PIPELINES = sorted(p.stem for p in (CONF / "pipeline").glob("*.yaml"))
 
@@ -54,9 +54,36 @@ def test_wrong_joint_name_is_a_config_error_listing_real_names(compose, tmp_path
 
 def test_the_peg_cells_compose_with_and_without_the_built_in_robots_hand_plates(compose, tmp_path):
     objects = {name: list(compose(["pipeline=scene", f"scene={name}"], run_dir=tmp_path / name).scene.objects)
-               for name in ("peg_objects", "peg_table", "reset_cell", "reset_cell_fetch")}
+               for name in ("peg_objects", "peg_table", "reset_cell")}
     assert objects["peg_objects"] == ["board", "peg"]
     assert objects["peg_table"] == ["board", "peg", "left_hand_tags", "right_hand_tags"]
     # the built-in reset cell keeps its objects' order (the compiled scene is the same as before)
     assert objects["reset_cell"] == ["board", "peg", "left_hand_tags", "right_hand_tags", "fixture"]
-    assert objects["reset_cell_fetch"] == ["board", "peg", "fixture"]
+
+
+@pytest.mark.parametrize("pipeline", ["reset", "rl_loop"])
+def test_the_cell_pipelines_place_the_cell_for_the_robot(compose, tmp_path, pipeline):
+    """conf/cell/<robot>.yaml goes over reset_cell: the fixture, the task's start pose and the drops move
+    with it; the built-in robot's cell is reset_cell as it stands; other pipelines get no cell."""
+    def composed(*overrides):
+        return compose([f"pipeline={pipeline}", *overrides], run_dir=tmp_path / "_".join(o.replace("=", "-") for o in overrides or ["x"]))
+
+    built_in, fetch = composed(), composed("robot=fetch")
+    stage = fetch.pipeline.stages[pipeline]
+    assert list(built_in.scene.objects.fixture.pos) == list(built_in.scene.cell.fixture_pos) == [0.37, -0.08, 0.75]
+    assert list(fetch.scene.objects.fixture.pos) == [0.25, -0.12, 0.75]
+    assert list(fetch.task.start_xy) == list(fetch.scene.cell.start_xy) == [0.28, 0.05]
+    assert list(stage.drop.x_range) == [0.2, 0.35] and list(stage.reset.push_toward_xy) == [0.3, 0.1]
+    assert fetch.scene.objects.left_hand_tags is None   # the built-in robot's plates are left out
+    franka = composed("robot=twin_franka")
+    assert franka.scene.table.height == franka.scene.cell.surface_z == franka.pipeline.stages[pipeline].surface_z
+    assert composed("robot=fetch", "cell=twin_panda").scene.cell.start_xy == built_in.scene.cell.start_xy
+    assert compose(["pipeline=crossing", "robot=fetch"], run_dir=tmp_path / "c").scene.cell is None
+
+
+def test_a_cell_that_does_not_exist_fails_at_compose_naming_the_cells(tmp_path):
+    """As a robot without conf/cell/<robot>.yaml does in pipeline=reset: Hydra lists the cells there are."""
+    from hydra.errors import MissingConfigException
+
+    with pytest.raises(MissingConfigException, match=r"cell/nowhere(.|\n)*fetch(.|\n)*twin_franka"):
+        compose_config(["pipeline=reset", "cell=nowhere"], tmp_path / "run")

@@ -23,7 +23,7 @@ from stages.arms.reset.plan import ResetPlanner
 from stages.arms.reset.reset import ResetOutcome, run_reset
 from stages.arms.reset.rig import ResetRig
 from stages.arms.reset.settings import DropSettings, ResetSettings
-from stages.arms.reset.setup import drop_peg, reset_cell
+from stages.arms.reset.setup import check_reach, drop_peg, reset_cell
 from stages.arms.reset.task import TaskSpec
 
 
@@ -67,6 +67,9 @@ def drop_and_reset(world, scene: Mapping[str, Any], task: TaskSpec, planner: Pla
     when a later step fails)."""
     s = settings
     with reset_cell(world, scene, hardware, s.camera, s.calibration, seed, metrics) as (rig, half):
+        check_reach(world, rig.hands, {"task.start_xy (scene.cell.start_xy)": task.start_xy,
+                                       "the drop region's centre (scene.cell.drop)": s.drop.center_xy},
+                    s.surface_z, 2 * float(np.min(half)), seed)
         reset_planner = ResetPlanner(world, planner, s.reset, hands=rig.hands)
         dropped = drop_peg(rig, rng, s.drop)
         metrics.update({"drop.settled": dropped.settled, "drop.time_s": dropped.sim_time_s})

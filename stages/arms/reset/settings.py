@@ -34,3 +34,7 @@ class DropSettings:
             low, high = getattr(self, name)
             require(low <= high, name, [low, high], "[low, high] with low <= high (m)")
         require(0 < self.settle_s <= self.max_s, "settle_s", self.settle_s, f"in (0, max_s={self.max_s}] s")
+
+    @property
+    def center_xy(self) -> tuple[float, float]:
+        return (sum(self.x_range) / 2, sum(self.y_range) / 2)

@@ -6,12 +6,15 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
+import mujoco
 import numpy as np
 
-from core.errors import ConfigError
+from core.errors import ConfigError, PlanningError
 from core.settings import from_config
 from core.tag_layouts import layout_from_config
 from stages.arms.execution.settings import HardwareSettings
+from stages.arms.grasping.candidates import site_pose
+from stages.arms.planning.ik import ArmIK
 from stages.arms.perception.settings import SceneCameraSettings
 from stages.arms.perception.sim import DropResult, drop_body, random_drop_pose
 from stages.arms.reset.rig import ResetRig
@@ -66,3 +69,40 @@ def drop_peg(rig: ResetRig, rng: np.random.Generator, drop: DropSettings) -> Dro
     pose = random_drop_pose(rng, drop.x_range, drop.y_range, drop.z_range)
     with rig.sim.lock:
         return drop_body(rig.model, rig.sim.data, "peg", pose, drop.settle_s, drop.max_s)
+
+
+
+def check_reach(world, hands, points: Mapping[str, tuple[float, float]], surface_z: float,
+                height_m: float, seed: int = 0) -> None:
+    """ConfigError naming the key unless some arm reaches each of ``points`` (key -> world x, y) with
+    its gripper pointing down as for a top grasp of an object ``height_m`` tall lying on
+    ``surface_z`` (either finger orientation): a cell placed out of the robot's reach fails before
+    anything moves, not after every planning attempt."""
+    rng = np.random.default_rng(seed)
+    iks = {a.name: ArmIK(world.model, a.joints, a.ee_site, np.asarray(a.lower), np.asarray(a.upper),
+                         world.home_qpos()) for a in world.robot.arms if a.name in hands}
+    for key, (x, y) in points.items():
+        if not any(_reaches_down(ik, hands[arm], world.robot.arm(arm).home, x, y, surface_z, height_m, rng)
+                   for arm, ik in iks.items()):
+            raise ConfigError(f"{key}=[{x:.3f}, {y:.3f}] is out of reach: no arm of robot {world.robot.name!r} "
+                              f"gets its gripper down to it (table top z {surface_z:.3f} m); place the cell "
+                              "where the arms reach (conf/cell/<robot>.yaml)")
+
+
+def _reaches_down(ik: ArmIK, hand, home, x: float, y: float, surface_z: float, height_m: float,
+                  rng: np.random.Generator) -> bool:
+    down = np.array([0.0, 0.0, -1.0])
+    for yaw in (0.0, np.pi / 2):
+        closing = np.array([-np.sin(yaw), np.cos(yaw), 0.0])
+        frame = np.eye(4)
+        frame[:3, :3] = np.column_stack([np.cross(closing, down), closing, down])
+        frame[:3, 3] = [x, y, surface_z + height_m - hand.depth_for(height_m)]
+        T = site_pose(frame, hand.site_axes)
+        quat = np.empty(4)
+        mujoco.mju_mat2Quat(quat, T[:3, :3].reshape(-1))
+        try:
+            ik.solve([*T[:3, 3], *quat], home, rng, max_solutions=1, restarts=30)
+            return True
+        except PlanningError:
+            continue
+    return False

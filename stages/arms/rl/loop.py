@@ -20,7 +20,7 @@ from stages.arms.planning.settings import PlannerSettings
 from stages.arms.reset.plan import ResetPlanner
 from stages.arms.reset.reset import ResetOutcome, run_reset
 from stages.arms.reset.rig import ResetRig
-from stages.arms.reset.setup import drop_peg, reset_cell
+from stages.arms.reset.setup import check_reach, drop_peg, reset_cell
 from stages.arms.reset.task import TaskSpec
 from stages.arms.rl.policy import Policy
 from stages.arms.rl.settings import RLLoopSettings
@@ -132,6 +132,10 @@ def run_rl_loop(world, scene: Mapping[str, Any], task: TaskSpec, slot: Slot, pla
     after each (e.g. to save them as they come)."""
     records: list[dict] = []
     with reset_cell(world, scene, hardware, None, settings.calibration, seed, metrics) as (rig, half):
+        check_reach(world, rig.hands, {"task.start_xy (scene.cell.start_xy)": task.start_xy,
+                                       "the drop region's centre (scene.cell.drop)": settings.drop.center_xy,
+                                       f"scene.objects.{task.fixture}.pos (its slot)": tuple(slot.T_world[:2, 3])},
+                    settings.surface_z, 2 * float(np.min(half)), seed)
         reset_planner = ResetPlanner(world, planner, settings.reset, hands=rig.hands)
         episodes = InsertionEpisodes(rig, reset_planner, policy, task, slot, half, settings, rng, log)
         drop_peg(rig, rng, settings.drop)
