@@ -121,11 +121,21 @@ class DropRegion:
 
 
 @dataclass(frozen=True)
+class HoldRegion:
+    """Where one arm holds an object up to the camera: around ``center`` [x, y], ``size`` across (m)."""
+
+    center: tuple[float, float] = (0.63, 0.0)
+    size: tuple[float, float] = (0.2, 0.2)
+
+
+@dataclass(frozen=True)
 class CellSettings:
     """Where a lab's loop works in this scene, read by the reset, the RL loop and the objects placed
     from it (``${scene.cell.fixture_pos}``): the table top ``surface_z``, the insertion task's start
-    pose, where pegs are dropped and where one no grasp can take is pushed; a robot's
-    ``conf/cell/<robot>.yaml`` moves them to where its arms reach (m)."""
+    pose, where pegs are dropped and where one no grasp can take is pushed, and where each arm holds
+    the peg up to the camera for ``pipeline=calibrate_peg`` (``hold_regions``, per arm, its spots'
+    heights counted from ``hold_z``); a robot's ``conf/cell/<robot>.yaml`` moves them to where its
+    arms reach (m)."""
 
     surface_z: float = 0.75
     start_xy: tuple[float, float] = (0.40, 0.09)
@@ -133,6 +143,8 @@ class CellSettings:
     push_toward_xy: tuple[float, float] = (0.62, 0.0)
     fixture_pos: tuple[float, float, float] = (0.37, -0.08, 0.75)
     board_pos: tuple[float, float, float] = (0.65, 0.0, 0.753)
+    hold_regions: dict[str, HoldRegion | None] = field(default_factory=dict)   # null: not that arm
+    hold_z: float = 0.753
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,9 @@ from stages.arms.reset.plan import ResetPlanner
 from stages.arms.reset.setup import build_rig
 
 
+PAD_STUDS = "hardware.models.grip:add_pad_studs"   # the form-fit grip's studs (calib_cell)
+
+
 class PegExtrinsics(Stage):
     """The tagged-peg calibration in the simulated cell. ``scene``, ``planner`` and ``hardware`` are
     the run's groups (the simulated drivers carry the hidden offsets, ``hardware.joint_offsets_deg``
@@ -39,7 +42,16 @@ class PegExtrinsics(Stage):
         self.scene = dict(scene)
         self.planner = planner_settings(planner)
         self.hw = hardware_settings(hardware)
-        self.settings = from_config(PegCalibrationSettings, settings, "pipeline.stages.extrinsics")
+        # the arms default to those the cell holds the peg with (a region left null: not that arm)
+        regions = {arm: r for arm, r in dict(settings.get("region") or {}).items() if r is not None}
+        if settings.get("arms") is None:
+            settings = {**settings, "arms": list(regions)}
+        self.settings = from_config(PegCalibrationSettings, {**settings, "region": regions},
+                                    "pipeline.stages.extrinsics")
+        if not any((obj or {}).get("kind") == PAD_STUDS for obj in (self.scene.get("objects") or {}).values()):
+            # no form-fit grip in this cell (a robot's own fingers): the peg is held by friction, and
+            # there is nothing to seat
+            self.settings = dataclasses.replace(self.settings, seat_swings=0)
 
     def run(self, ctx: StageContext, world, intrinsics=None) -> StageResult:
         t_start = time.perf_counter()

@@ -104,13 +104,14 @@ class PegMotions:
 
     def home_after_drop(self, arm: str, q, q_home, T_world_peg_picked, rng) -> None:  # noqa: N803
         """Open the hand and go home around the peg where the camera finds it (out of view or
-        under the hand: planned as if it lay where it was picked; the next arm looks again)."""
+        under the hand: planned as if it lay where it was picked; the next arm looks again). The hand
+        may start against the peg it dropped: its pairs with the peg are not checked."""
         rig, planner = self.rig, self.planner
         rig.gripper(arm, "open")
         try:
             T_world_peg = rig.perceive(rng)[0].T_world_obj
         except PerceptionError:
             T_world_peg = T_world_peg_picked
-        free = planner.group(rig.believed_qpos(T_world_peg))
+        free = planner.group(rig.believed_qpos(T_world_peg), allowed=planner.hand_peg(arm))
         r = free.plan_to_joints({arm: q_home[free.arm_slice(arm)]}, q, rng)
         rig.move(planner.timed(free, r.path, "home", r.time_s).trajectory, "home")
