@@ -67,13 +67,11 @@ def _bodies_below(model, body_id: int) -> list[int]:
     return out
 
 
-def _geoms_of(model, bodies) -> list[str]:
-    import mujoco
-
+def _geoms_of(model, bodies) -> list[int]:
+    """The collision geoms of ``bodies``, by id (robot files often leave their meshes unnamed)."""
     bodies = set(bodies)
-    return [mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_GEOM, g) for g in range(model.ngeom)
-            if model.geom_bodyid[g] in bodies and (model.geom_contype[g] or model.geom_conaffinity[g])
-            and mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_GEOM, g)]
+    return [g for g in range(model.ngeom)
+            if model.geom_bodyid[g] in bodies and (model.geom_contype[g] or model.geom_conaffinity[g])]
 
 
 class ResetPlanner:
