@@ -66,17 +66,20 @@ def test_the_cell_pipelines_place_the_cell_for_the_robot(compose, tmp_path, pipe
     """conf/cell/<robot>.yaml goes over reset_cell: the fixture, the task's start pose and the drops move
     with it; the built-in robot's cell is reset_cell as it stands; other pipelines get no cell."""
     def composed(*overrides):
-        return compose([f"pipeline={pipeline}", *overrides], run_dir=tmp_path / "_".join(o.replace("=", "-") for o in overrides or ["x"]))
+        folder = "_".join(o.replace("=", "-") for o in overrides) or "x"
+        return compose([f"pipeline={pipeline}", *overrides], run_dir=tmp_path / folder)
 
     built_in, fetch = composed(), composed("robot=fetch")
     stage = fetch.pipeline.stages[pipeline]
-    assert list(built_in.scene.objects.fixture.pos) == list(built_in.scene.cell.fixture_pos) == [0.37, -0.08, 0.75]
+    assert list(built_in.scene.objects.fixture.pos) == list(built_in.scene.cell.fixture_pos)
+    assert list(built_in.scene.cell.fixture_pos) == [0.37, -0.08, 0.75]
     assert list(fetch.scene.objects.fixture.pos) == [0.25, -0.16, 0.75]
     assert list(fetch.task.start_xy) == list(fetch.scene.cell.start_xy) == [0.28, 0.05]
     assert list(stage.drop.x_range) == [0.22, 0.36] and list(stage.reset.push_toward_xy) == [0.3, 0.1]
     assert fetch.scene.objects.left_hand_tags is None   # the built-in robot's plates are left out
     franka = composed("robot=twin_franka")
-    assert franka.scene.table.height == franka.scene.cell.surface_z == franka.pipeline.stages[pipeline].surface_z
+    assert franka.scene.table.height == franka.scene.cell.surface_z
+    assert franka.pipeline.stages[pipeline].surface_z == franka.scene.cell.surface_z
     assert composed("robot=fetch", "cell=twin_panda").scene.cell.start_xy == built_in.scene.cell.start_xy
     assert compose(["pipeline=crossing", "robot=fetch"], run_dir=tmp_path / "c").scene.cell is None
 

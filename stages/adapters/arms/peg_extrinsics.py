@@ -24,7 +24,6 @@ from stages.arms.recording.calibration import SpotViewRecorder, record_calibrati
 from stages.arms.reset.plan import ResetPlanner
 from stages.arms.reset.setup import build_rig
 
-
 PAD_STUDS = "hardware.models.grip:add_pad_studs"   # the form-fit grip's studs (calib_cell)
 
 
@@ -48,7 +47,8 @@ class PegExtrinsics(Stage):
             settings = {**settings, "arms": list(regions)}
         self.settings = from_config(PegCalibrationSettings, {**settings, "region": regions},
                                     "pipeline.stages.extrinsics")
-        if not any((obj or {}).get("kind") == PAD_STUDS for obj in (self.scene.get("objects") or {}).values()):
+        objects = (self.scene.get("objects") or {}).values()
+        if not any((obj or {}).get("kind") == PAD_STUDS for obj in objects):
             # no form-fit grip in this cell (a robot's own fingers): the peg is held by friction, and
             # there is nothing to seat
             self.settings = dataclasses.replace(self.settings, seat_swings=0)

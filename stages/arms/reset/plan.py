@@ -150,9 +150,9 @@ class ResetPlanner:
             raise PlanningError("unreachable", f"the peg lies on {rest.face_down}: no face narrow enough "
                                 "for a top grasp")
         grasp_checker = self.group(qpos, allowed=self._hand_peg_all()).checker
+        height = 2 * float(np.asarray(half_extents)[rest.down_axis])
         report = choose_grasp(group, candidates, start, rng, self.settings.pregrasp_m, grasp_checker,
-                              arms=list(self.hands),
-                              site_frames=self.site_frames(2 * float(np.asarray(half_extents)[rest.down_axis])))
+                              arms=list(self.hands), site_frames=self.site_frames(height))
         record = {"resting_face": rest.face_down, "yaw_rad": rest.yaw_rad, "tilt_deg": rest.tilt_deg,
                   "ranked": [{"arm": c.arm, "candidate": c.candidate.name, "travel_rad": c.travel_rad}
                              for c in report.ranked],
@@ -222,7 +222,8 @@ class ResetPlanner:
                 for arm, hand in self.hands.items():
                     start_pose = np.eye(4)
                     start_pose[:3, :3] = np.column_stack([np.cross(y, z), y, z])
-                    start_pose[:3, 3] = [p[0] - d[0] * back, p[1] - d[1] * back, height + hand.tip_past_site_m]
+                    start_pose[:3, 3] = [p[0] - d[0] * back, p[1] - d[1] * back,
+                                         height + hand.tip_past_site_m]
                     end_pose = start_pose.copy()
                     end_pose[:3, 3] += d * (2 * back)
                     try:

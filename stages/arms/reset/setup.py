@@ -14,9 +14,9 @@ from core.settings import from_config
 from core.tag_layouts import layout_from_config
 from stages.arms.execution.settings import HardwareSettings
 from stages.arms.grasping.candidates import site_pose
-from stages.arms.planning.ik import ArmIK
 from stages.arms.perception.settings import SceneCameraSettings
 from stages.arms.perception.sim import DropResult, drop_body, random_drop_pose
+from stages.arms.planning.ik import ArmIK
 from stages.arms.reset.rig import ResetRig
 from stages.arms.reset.settings import DropSettings, ResetSettings
 
@@ -71,7 +71,6 @@ def drop_peg(rig: ResetRig, rng: np.random.Generator, drop: DropSettings) -> Dro
         return drop_body(rig.model, rig.sim.data, "peg", pose, drop.settle_s, drop.max_s)
 
 
-
 def check_reach(world, hands, points: Mapping[str, tuple[float, float]], surface_z: float,
                 height_m: float, seed: int = 0) -> None:
     """ConfigError naming the key unless some arm reaches each of ``points`` (key -> world x, y) with
@@ -84,9 +83,10 @@ def check_reach(world, hands, points: Mapping[str, tuple[float, float]], surface
     for key, (x, y) in points.items():
         if not any(_reaches_down(ik, hands[arm], world.robot.arm(arm).home, x, y, surface_z, height_m, rng)
                    for arm, ik in iks.items()):
-            raise ConfigError(f"{key}=[{x:.3f}, {y:.3f}] is out of reach: no arm of robot {world.robot.name!r} "
-                              f"gets its gripper down to it (table top z {surface_z:.3f} m); place the cell "
-                              "where the arms reach (conf/cell/<robot>.yaml)")
+            raise ConfigError(f"{key}=[{x:.3f}, {y:.3f}] is out of reach: no arm of robot "
+                              f"{world.robot.name!r} gets its gripper down to it (table top z "
+                              f"{surface_z:.3f} m); place the cell where the arms reach "
+                              "(conf/cell/<robot>.yaml)")
 
 
 def _reaches_down(ik: ArmIK, hand, home, x: float, y: float, surface_z: float, height_m: float,

@@ -132,10 +132,10 @@ def run_rl_loop(world, scene: Mapping[str, Any], task: TaskSpec, slot: Slot, pla
     after each (e.g. to save them as they come)."""
     records: list[dict] = []
     with reset_cell(world, scene, hardware, None, settings.calibration, seed, metrics) as (rig, half):
-        check_reach(world, rig.hands, {"task.start_xy (scene.cell.start_xy)": task.start_xy,
-                                       "the drop region's centre (scene.cell.drop)": settings.drop.center_xy,
-                                       f"scene.objects.{task.fixture}.pos (its slot)": tuple(slot.T_world[:2, 3])},
-                    settings.surface_z, 2 * float(np.min(half)), seed)
+        points = {"task.start_xy (scene.cell.start_xy)": task.start_xy,
+                  "the drop region's centre (scene.cell.drop)": settings.drop.center_xy,
+                  f"scene.objects.{task.fixture}.pos (its slot)": tuple(slot.T_world[:2, 3])}
+        check_reach(world, rig.hands, points, settings.surface_z, 2 * float(np.min(half)), seed)
         reset_planner = ResetPlanner(world, planner, settings.reset, hands=rig.hands)
         episodes = InsertionEpisodes(rig, reset_planner, policy, task, slot, half, settings, rng, log)
         drop_peg(rig, rng, settings.drop)

@@ -31,7 +31,8 @@ def test_a_real_robot_resets_the_peg_in_its_cell(compose, tmp_path, robot, seed)
     (["robot=twin_franka", "robot.arms.left.gripper.finger_joints=[nope]"],
      ["robot.arms.left.gripper.finger_joints", "'nope'"]),
     (["scene.objects.peg.size=[0.12,0.12,0.14]"], ["scene.objects.peg.size", "120.0 mm wide", "opens to"]),
-    (["robot=fetch", "scene.cell.start_xy=[1.2,0.0]"], ["task.start_xy (scene.cell.start_xy)", "out of reach"]),
+    (["robot=fetch", "scene.cell.start_xy=[1.2,0.0]"],
+     ["task.start_xy (scene.cell.start_xy)", "out of reach"]),
 ])
 def test_a_reset_that_cannot_work_fails_typed_before_anything_moves(compose, tmp_path, overrides, words):
     run = tmp_path / "bad"
