@@ -31,7 +31,8 @@ def scene_yaml(name: str) -> dict:
             parts.append(OmegaConf.create(scene_yaml(str(entry))))
     if "_self_" not in raw.get("defaults", ["_self_"]):
         parts.append(OmegaConf.create({k: v for k, v in raw.items() if k != "defaults"}))
-    return OmegaConf.to_container(OmegaConf.merge(*parts))
+    # under `scene`, as composed: its interpolations (``${scene.cell.board_pos}``) resolve
+    return OmegaConf.to_container(OmegaConf.create({"scene": OmegaConf.merge(*parts)}), resolve=True)["scene"]
 
 
 def compose_config(overrides, run_dir: Path):

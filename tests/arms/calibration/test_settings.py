@@ -23,7 +23,7 @@ REGIONS = {a: {"center": [0.6, 0], "size": [0.1, 0.1]} for a in ("left", "right"
 
 def test_peg_settings_name_the_wrong_key():
     with pytest.raises(ConfigError, match=KEY + r"region.*none for \['right'\]"):
-        PegExtrinsics({}, region={"left": {"center": [0.6, 0.0], "size": [0.1, 0.1]}})
+        PegExtrinsics({}, arms=["left", "right"], region={"left": {"center": [0.6, 0.0], "size": [0.1, 0.1]}})
     with pytest.raises(ConfigError, match=KEY + r"fit\.grasp_knots.*revisit_every >= 1"):
         PegExtrinsics({}, region=REGIONS, fit={"grasp_knots": True}, revisit_every=0)
     with pytest.raises(ConfigError, match=KEY + r"fit\.grasp_knots.*set one"):
@@ -96,3 +96,12 @@ def test_the_pipelines_extrinsics_stage_reads_every_key(compose, pipeline):
         assert (s.fit.residual, s.fit.loss, s.plan_padding_m, s.hidden_offsets_deg) == ("corners", "soft_l1",
                                                                                         0.018, None)
         assert set(stage.layouts) == {"left", "right"}
+
+
+def test_peg_calibration_arms_default_to_the_cells_hold_regions():
+    """``arms: null`` (the pipeline's default): every arm the cell gives a hold region; a region left
+    null (a cell for a one-arm robot over reset_cell's two) is no arm's."""
+    one = {"arm": {"center": [0.33, 0.05], "size": [0.1, 0.1]}}
+    stage = PegExtrinsics({}, arms=None, region={"left": None, "right": None, **one})
+    assert stage.settings.arms == ("arm",) and list(stage.settings.region) == ["arm"]
+    assert stage.settings.seat_swings == 0   # no form-fit studs in this (empty) scene: nothing to seat
