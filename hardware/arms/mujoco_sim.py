@@ -9,9 +9,8 @@ wall-second; 1 = real time) for watching a run. Each arm's joints are
 position-controlled by the model's position actuators with velocity and inverse-dynamics feedforward
 (``kp·(q* − q) + kv·(q̇* − q̇) + M·q̈* + d·q̇* + k·(q* − q_spring)``, the joints' own damping ``d`` and
 spring ``k`` compensated as a robot's joint controller does; within the actuators' force ranges);
-grippers by their own
-actuators. Every access to the shared ``MjData`` — stepping, reading state, submitting and cancelling
-goals — goes through one lock, so drivers in many threads never race.
+grippers by their own actuators. Every access to the shared ``MjData`` — stepping, reading state,
+submitting and cancelling goals — goes through one lock, so drivers in many threads never race.
 """
 
 from __future__ import annotations

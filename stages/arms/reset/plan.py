@@ -101,7 +101,6 @@ class ResetPlanner:
         self.hands = hands if hands is not None else parallel_grippers(self.model, world.robot,
                                                                        world.home_qpos())
 
-
     # ------------------------------------------------------------------ helpers
     def site_frames(self, height_m: float) -> dict[str, tuple[np.ndarray, float]]:
         """Per arm: its gripper's axes in its ee site's frame, and how much deeper than the candidates'
