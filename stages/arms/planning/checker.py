@@ -42,6 +42,7 @@ import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+import mujoco
 import numpy as np
 
 from hardware.geometry import collision_pairs, geom_name
@@ -95,8 +96,6 @@ class ClearanceChecker:
         held: HeldObject | None = None,
         horizon_m: float | None = None,
     ):
-        import mujoco
-
         if not clearance_m >= 0:
             raise ValueError(f"clearance_m must be >= 0, got {clearance_m}")
         self.clearance_m = float(clearance_m)
@@ -174,8 +173,6 @@ class ClearanceChecker:
         """This thread's MjData (over the collision copy) and its counters."""
         st = getattr(self._local, "st", None)
         if st is None:
-            import mujoco
-
             d = mujoco.MjData(self._collide_model)
             d.qpos[:] = self.base_qpos   # joints outside the configuration never change
             st = self._local.st = _ThreadState(d, d.qpos, d.warning[self._full])
@@ -205,8 +202,6 @@ class ClearanceChecker:
                 raise ValueError("no thread has checked yet; checks can only be reset to 0")
 
     def _set(self, q: np.ndarray):
-        import mujoco
-
         st = self._state()
         qpos = st.qpos
         for dst, src in self._runs:
@@ -223,8 +218,6 @@ class ClearanceChecker:
     # ------------------------------------------------------------------ public API
     def is_valid(self, q: np.ndarray) -> bool:
         """True when every checked pair is at least ``clearance_m`` apart."""
-        import mujoco
-
         st = getattr(self._local, "st", None) or self._state()
         st.tally.n += 1
         d, qpos = st.data, st.qpos
@@ -271,8 +264,6 @@ class ClearanceChecker:
         other contact (overlapping, box–box, meshes, cylinders, ...) is measured with
         ``mj_geomDistance``, as is every bound below the clearance before it decides anything.
         """
-        import mujoco
-
         hz = self._horizon or self._build_horizon()
         st = getattr(self._local, "st", None) or self._state()
         st.tally.n += 1
@@ -342,38 +333,28 @@ class ClearanceChecker:
             return self._horizon
 
     def _valid_brute_force(self, d) -> bool:
-        import mujoco
-
         return all(mujoco.mj_geomDistance(self.model, d, int(a), int(b), self.clearance_m, None)
                    >= self.clearance_m for a, b in self.pairs)
 
     def _exact(self, d, g1: int, g2: int) -> float:
-        import mujoco
-
         return float(mujoco.mj_geomDistance(self.model, d, g1, g2, DISTMAX_M, None))
 
     def proximity(self, q: np.ndarray) -> Proximity:
         """The true smallest distance over all checked pairs (capped at DISTMAX_M) and its pair."""
-        import mujoco
-
         d = self._set(q)
         best, pair = DISTMAX_M, (-1, -1)
         for g1, g2 in self.pairs:
-            dist = float(mujoco.mj_geomDistance(self.model, d, g1, g2, DISTMAX_M, None))
+            dist = self._exact(d, g1, g2)
             if dist < best:
                 best, pair = dist, (g1, g2)
         return Proximity(best, *(self.geom_name(g) if g >= 0 else "" for g in pair))
 
     def pair_distances(self, q: np.ndarray, pairs: np.ndarray) -> np.ndarray:
         """True distances of the given (P, 2) geom pairs at ``q``."""
-        import mujoco
-
         d = self._set(q)
-        return np.array([mujoco.mj_geomDistance(self.model, d, int(a), int(b), DISTMAX_M, None)
-                         for a, b in pairs])
+        return np.array([self._exact(d, int(a), int(b)) for a, b in pairs])
 
     def geom_name(self, g: int) -> str:
-
         return geom_name(self.model, g)
 
 
