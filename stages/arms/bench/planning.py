@@ -37,7 +37,6 @@ from core.settings import from_config
 from stages.arms.bench.samples import sample_clearance
 from stages.arms.bench.settings import OURS, BenchPlanSettings, GoalSetSettings
 from stages.arms.bench.throughput import batch_throughput, checker_throughput, load_average, threads_agree
-from stages.arms.planning.bounds import GeomBounds
 from stages.arms.planning.goals import make_group, start_configuration
 from stages.arms.planning.path import JointPath
 from stages.arms.planning.rrt import path_length
@@ -298,7 +297,9 @@ class PlanBenchmark:
         log.info("checker throughput over %d states", len(states))
         result.checker = checker_throughput(group.checker, states)
         result.checker["threads_agree"] = threads_agree(group.checker, states[:600])
-        result.checker.update(batch_throughput(group.checker, GeomBounds.for_checker(group.checker), states))
+        result.checker.update(batch_throughput(group.checker, states))
+        result.checker["batch_ratio_vs_bare"] = (result.checker["batch_states_per_s"]
+                                                 / result.checker["bare_states_per_s"])
         result.retime = self.retime_vs_toppra(worlds[first], group, runs[first][OURS], log)
         result.load_average_1min = load_average()
         return result

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.spatial import ConvexHull, QhullError
 
 from stages.arms.planning.geom_kinematics import z_axis_frame
 
@@ -91,6 +92,63 @@ def fit_capsule(points_m: np.ndarray) -> BoundingCapsule:
     return BoundingCapsule(best.a_m, best.b_m, max(best.radius_m, worst) + MESH_INFLATION_M)
 
 
+MAX_PIECES = 4
+PIECE_COST = 1.15
+"""A mesh gets up to ``MAX_PIECES`` capsules; k pieces are taken over k - 1 when their volume is below
+1 / ``PIECE_COST`` of it (each piece costs a segment distance per pair)."""
+
+
+def hull_slabs(points_m: np.ndarray, pieces: int) -> list[np.ndarray]:
+    """The convex hull of ``points_m`` (K, 3) cut into ``pieces`` slabs of equal width along its
+    principal axis, each slab's part as points whose convex hull it is: the hull's vertices inside
+    the slab and the points where the hull's edges cross the slab's two planes (a vertex of a convex
+    polytope cut by a plane is one of its vertices or an edge's crossing)."""
+    p = np.asarray(points_m, float)
+    hull = ConvexHull(p)
+    verts = p[hull.vertices]
+    mean = verts.mean(axis=0)
+    _, vecs = np.linalg.eigh((verts - mean).T @ (verts - mean))
+    axis = vecs[:, -1]
+    t = p @ axis
+    edges = np.unique(np.sort(np.concatenate([hull.simplices[:, [0, 1]], hull.simplices[:, [1, 2]],
+                                              hull.simplices[:, [0, 2]]]), axis=1), axis=0)
+    cuts = np.linspace(t[hull.vertices].min(), t[hull.vertices].max(), pieces + 1)
+    crossings = []
+    for c in cuts[1:-1]:
+        ta, tb = t[edges[:, 0]] - c, t[edges[:, 1]] - c
+        cross = ta * tb < 0
+        w = (ta[cross] / (ta[cross] - tb[cross]))[:, None]
+        crossings.append(p[edges[cross, 0]] + w * (p[edges[cross, 1]] - p[edges[cross, 0]]))
+    out = []
+    tv = t[hull.vertices]
+    for k in range(pieces):
+        inside = verts[(tv >= cuts[k]) & (tv <= cuts[k + 1])]
+        parts = [inside] + ([crossings[k - 1]] if k > 0 else []) + ([crossings[k]] if k < pieces - 1 else [])
+        out.append(np.concatenate(parts))
+    return out
+
+
+def fit_capsules(points_m: np.ndarray) -> list[BoundingCapsule]:
+    """A few capsules whose union contains the convex hull of ``points_m``: one per slab of
+    :func:`hull_slabs`, each fitted (:func:`fit_capsule`) to its slab's points, so it holds its part
+    of the hull; the number of slabs (1 to ``MAX_PIECES``) whose capsules' volume is smallest once
+    each extra piece is charged ``PIECE_COST``."""
+    p = np.asarray(points_m, float)
+    best = [fit_capsule(p)]
+    cost = best[0].volume_m3
+    if len(p) < 8:
+        return best
+    for k in range(2, MAX_PIECES + 1):
+        try:
+            caps = [fit_capsule(part) for part in hull_slabs(p, k)]
+        except QhullError:   # a flat or degenerate mesh: one capsule
+            return best
+        volume = sum(c.volume_m3 for c in caps) * PIECE_COST ** (k - 1)
+        if volume < cost:
+            best, cost = caps, volume
+    return best
+
+
 @dataclass(frozen=True)
 class BoundingBox:
     """A box that contains one geom: centre ``center_m`` and half sizes ``half_m`` along the geom
@@ -136,6 +194,17 @@ def bounding_capsule(model, geom: int) -> BoundingCapsule | None:
     else:   # height fields, SDFs, ...: MuJoCo's bounding sphere around the geom frame
         return _ball(float(model.geom_rbound[geom]))
     return min(candidates, key=lambda c: c.volume_m3)
+
+
+def bounding_capsules(model, geom: int) -> list[BoundingCapsule] | None:
+    """Capsules (geom frame) whose union contains geom ``geom``: a mesh's from :func:`fit_capsules`,
+    any other geom's one :func:`bounding_capsule`; None for a plane."""
+    import mujoco
+
+    if int(model.geom_type[geom]) == mujoco.mjtGeom.mjGEOM_MESH:
+        return fit_capsules(_mesh_vertices(model, geom))
+    cap = bounding_capsule(model, geom)
+    return None if cap is None else [cap]
 
 
 def bounding_box(model, geom: int) -> BoundingBox | None:

@@ -45,6 +45,7 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
+from core.errors import ConfigError
 from hardware.geometry import collision_pairs, geom_name
 from stages.arms.planning.collision_model import (
     collide_checked_pairs_only,
@@ -53,6 +54,7 @@ from stages.arms.planning.collision_model import (
     moved_bodies,
     refresh_body_margins,
 )
+from stages.arms.planning.bounds import CLEAR, UNDECIDED, GeomBounds
 from stages.arms.planning.held import HeldObject
 from stages.arms.planning.horizon import Horizon, build_horizon
 
@@ -83,6 +85,9 @@ class ClearanceChecker:
         and its fingers).
     held: an object carried by a gripper (moves with it, checked against everything).
     horizon_m: how far :meth:`clearance_query` reports distances (default clearance + 5 cm).
+    pretest: decide states by the compiled lower bounds first (:mod:`~stages.arms.planning.bounds`),
+        MuJoCo only on the pairs they leave undecided; False: MuJoCo's collision pipeline on every
+        state (the baseline the benchmarks compare against).
     """
 
     def __init__(
@@ -95,6 +100,7 @@ class ClearanceChecker:
         allowed_pairs: Iterable[tuple[str, str]] = (),
         held: HeldObject | None = None,
         horizon_m: float | None = None,
+        pretest: bool = True,
     ):
         if not clearance_m >= 0:
             raise ValueError(f"clearance_m must be >= 0, got {clearance_m}")
@@ -143,6 +149,8 @@ class ClearanceChecker:
         if not self.horizon_m > self.clearance_m:
             raise ValueError(f"horizon_m must exceed clearance_m ({self.clearance_m}), got {horizon_m}")
         self._horizon = None   # built on the first clearance_query
+        self.pretest = bool(pretest)
+        self._bounds = None    # built on the first check with the pre-test
         self._local = threading.local()
         self._count_lock = threading.Lock()
         self._tallies: list[_Tally] = []   # one per thread that checked (outlives its MjData)
@@ -212,14 +220,47 @@ class ClearanceChecker:
             mujoco.mj_kinematics(self._collide_model, st.data)
         return st.data
 
-    def _count(self, n: int = 1) -> None:
+    def count(self, n: int = 1) -> None:
+        """Adds ``n`` states to this thread's check count (states decided elsewhere, e.g. in an edge walk)."""
         self._state().tally.n += n
+
+    @property
+    def bounds(self) -> GeomBounds | None:
+        """The compiled pre-test over this checker's pairs (None without ``pretest``), built once."""
+        if self._bounds is None and self.pretest:
+            with self._count_lock:
+                if self._bounds is None and self.pretest:
+                    try:
+                        self._bounds = GeomBounds.for_checker(self)
+                    except ConfigError:   # a ball or free joint moves with the configuration
+                        self.pretest = False
+        return self._bounds
 
     # ------------------------------------------------------------------ public API
     def is_valid(self, q: np.ndarray) -> bool:
         """True when every checked pair is at least ``clearance_m`` apart."""
         st = getattr(self._local, "st", None) or self._state()
         st.tally.n += 1
+        bounds = self._bounds or self.bounds
+        if bounds is not None:
+            return self._proven_or_measured(q, bounds)
+        return self._valid_by_collision(st, q)
+
+    def _proven_or_measured(self, q: np.ndarray, bounds: GeomBounds) -> bool:
+        """The pre-test's answer, or MuJoCo's ``mj_geomDistance`` on the pairs it leaves undecided."""
+        status, undecided = bounds.decide(q, self.clearance_m)
+        if status != UNDECIDED:
+            return status == CLEAR
+        d = self._set(q)
+        c = self.clearance_m
+        pairs = self.pairs
+        for k in undecided.tolist():
+            if mujoco.mj_geomDistance(self.model, d, int(pairs[k, 0]), int(pairs[k, 1]), c, None) < c:
+                return False
+        return True
+
+    def _valid_by_collision(self, st: _ThreadState, q: np.ndarray) -> bool:
+        """MuJoCo's collision pipeline on the collision copy, every candidate contact measured."""
         d, qpos = st.data, st.qpos
         for dst, src in self._runs:
             qpos[dst] = q[src]

@@ -32,6 +32,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from stages.arms.planning.bounds import VIOLATED
+
 
 def joint_radii(model, joint_names: Sequence[str], held=None) -> np.ndarray:
     """Per joint, an upper bound on how far (m) any geometry moved by it is from its axis.
@@ -119,7 +121,9 @@ class EdgeChecker:
         self.checker, self.batch = checker, batch
         self.radii = np.asarray(radii, float)
         self.step_m = float(step_m)
-        self.weights = (pair_motion_weights(checker, self.radii)
+        # the compiled walk (the checker's pre-test proves the bubbles), else MuJoCo's clearance queries
+        self.compiled = bubbles and batch is None and getattr(checker, "bounds", None) is not None
+        self.weights = (np.ascontiguousarray(pair_motion_weights(checker, self.radii))
                         if bubbles and batch is None and hasattr(checker, "clearance_query") else None)
 
     def motion_m(self, a: np.ndarray, b: np.ndarray) -> float:
@@ -144,6 +148,8 @@ class EdgeChecker:
         if n == 1:
             return True
         a, b = np.asarray(a, float), np.asarray(b, float)
+        if self.compiled:
+            return self._compiled_valid(a, b, n)
         if self.weights is not None:
             return self._bubble_valid(a, b, n, a_info, b_info)
         states = a + _fractions(n) * (b - a)   # all interior states at once, bisection order
@@ -154,6 +160,18 @@ class EdgeChecker:
             if not is_valid(q):
                 return False
         return True
+
+    def _compiled_valid(self, a, b, n) -> bool:
+        """One compiled walk of the edge with the pre-test's bubbles; MuJoCo judges the states it
+        leaves undecided, coarse to fine."""
+        ck = self.checker
+        status, undecided, posed = ck.bounds.edge_walk(a, b, n, ck.clearance_m, self.weights)
+        ck.count(posed - 2 - len(undecided))    # the ends were checked by the caller; undecided ones below
+        if status == VIOLATED:
+            return False
+        delta = b - a
+        is_valid = ck.is_valid
+        return all(is_valid(a + delta * (i / n)) for i in undecided.tolist())
 
     def _bubble_valid(self, a, b, n, a_info, b_info) -> bool:
         delta = b - a

@@ -174,6 +174,9 @@ class GeomKinematics:
         self._BT = np.ascontiguousarray(B.transpose(0, 1, 3, 2).reshape(K, 12, 4))
         self._levels = []   # (lo, hi, parent frames), the first level's parent being the world (K)
         sorted_parents = np.array([remap(parents[k]) for k in order], int)
+        # the compiled kernels' copy: frame k = frame parent[k] @ (B0 + c1·B1 + c2·B2), parents first
+        self.frame_parent, self.frame_basis, self.frame_hinge = sorted_parents, B, is_hinge
+        self.frame_joint, self.frame_qpos0 = self._index, self._qpos0
         sorted_depth = depth[order]
         for level in range(int(sorted_depth.max(initial=-1)) + 1):
             lo, hi = np.searchsorted(sorted_depth, [level, level + 1])
@@ -199,6 +202,10 @@ class GeomKinematics:
     def static_geoms(self) -> np.ndarray:
         """(G,) bool: the geoms no configuration joint moves."""
         return self._geom_frame == self.n_frames
+
+    def geom_frames(self) -> np.ndarray:
+        """(G,): each geom's kinematic frame (``n_frames``: the world, a geom no joint moves)."""
+        return self._geom_frame.copy()
 
     def geom_local(self, index) -> np.ndarray:
         """(len(index), 4, 4): geoms' poses in their frames (the world pose for a static geom)."""

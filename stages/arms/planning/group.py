@@ -17,7 +17,6 @@ import numpy as np
 
 from core.errors import PlanningError
 from stages.arms.planning.batch import BatchChecker
-from stages.arms.planning.bounds import GeomBounds
 from stages.arms.planning.cartesian import lockstep_path
 from stages.arms.planning.checker import ClearanceChecker
 from stages.arms.planning.edges import EdgeChecker, joint_radii
@@ -70,20 +69,22 @@ class ArmGroup:
         kw = dict(base_qpos=self.base_qpos, disabled_bodies=disabled_bodies, allowed_pairs=allowed_pairs,
                   held=held)
         self._held = held
+        kw["pretest"] = s.pretest
         self.checker = ClearanceChecker(model, self.joint_names, self.clearance_m + s.padding_m, **kw)
         self.exact_checker = ClearanceChecker(model, self.joint_names, self.clearance_m, **kw)
         self.touch_checker = ClearanceChecker(model, self.joint_names, 0.0, **kw)
         radii = joint_radii(model, self.joint_names, held=held)
         step = s.edge_step_m or self.clearance_m
-        self.batch = BatchChecker(self.checker, s.threads,
-                                  GeomBounds.for_checker(self.checker) if s.pretest else None)
-        # edges in batches (pre-tested, or over threads), else one by one with clearance bubbles
-        batched = s.pretest or s.threads > 1
+        self.batch = BatchChecker(self.checker, s.threads)
+        # MuJoCo alone: edges over threads in batches; else one by one with clearance bubbles (proven by
+        # the compiled pre-test, or by MuJoCo's clearance queries)
+        batched = not s.pretest and s.threads > 1
         self.edges = EdgeChecker(self.checker, radii, step, bubbles=s.bubbles,
                                  batch=self.batch if batched else None)
         self._touch_edges = EdgeChecker(self.touch_checker, radii, step, bubbles=s.bubbles)
         # states checked with their clearance bubble, kept by the planner for the edges they end
-        self._query = self.checker.clearance_query if s.bubbles and not batched else None
+        self._query = (self.checker.clearance_query
+                       if s.bubbles and not batched and not self.edges.compiled else None)
         self.last_timing: dict = {}   # search_s / smooth_s of the last sampling-based plan
         self._slices = {}
         i = 0

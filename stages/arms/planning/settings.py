@@ -23,10 +23,10 @@ class PlannerSettings:
     shortcut_candidates: int = 8       # chords per round, pre-tested together, checked lazily (smoothing.py)
     shortcut_patience: int = 3         # stop after this many rounds in a row that shorten the path < 0.2 %
     shortcut_min_gain_rad: float = 0.01  # shortcuts saving less joint-space length are not checked
-    pretest: bool = False  # edges in batches, bounding capsules first: most states proven clear without
-                           # MuJoCo (bounds.py, batch.py); off: in numpy it costs about what it saves
-    threads: int = 1       # > 1: edges in batches, their exact checks on this many threads (each its own
-                           # MjData); the GIL between MuJoCo calls keeps two threads at ~1x
+    pretest: bool = True   # states decided by compiled lower bounds first, MuJoCo only on the pairs they
+                           # leave undecided (bounds.py, kernels.py); false: MuJoCo's collision pass on all
+    threads: int = 1       # threads for batches of states (the compiled pre-test releases the GIL); with
+                           # pretest=false, edges in batches over this many threads (each its own MjData)
     bubbles: bool = True   # unbatched edges: states proven valid from the clearance around checked ones
                            # (edges.py)
     ik_solutions: int = 6

@@ -5,10 +5,10 @@ reaches (tried farthest first). Then each round draws ``candidates`` random chor
 points of the path (on its edges, so corners get cut, not only vertices) and drops those that would
 save at most ``min_gain_rad`` of joint-space length. The rest are checked in the order of the length
 they save, lazily: the first valid one replaces its sub-path and the round ends (the others were
-drawn on a path that is gone). A chord is checked as the planner's edges are: with clearance
-bubbles, its ends queried and its edge walked with their bubbles; with batched edges, every chord's
-states (both ends, then the interior at the edge resolution, coarse to fine) go through the batch
-checker's pre-test in one call for the round, then each chord's undecided states to MuJoCo.
+drawn on a path that is gone). A chord is checked as the planner's edges are: with the compiled
+pre-test, its ends checked and its edge walked with the bounds' bubbles; with MuJoCo's clearance
+bubbles, its ends queried and its edge walked with theirs; with batched edges (MuJoCo over threads),
+its states (both ends, then the interior at the edge resolution, coarse to fine) in one batch.
 Smoothing stops when ``patience`` rounds in a row shorten the path by less than ``min_rel_gain`` of
 its length, after ``rounds`` rounds, or at the deadline.
 
@@ -58,6 +58,13 @@ def _first_valid(chords, edges, batch):
     """The first valid chord of ``chords`` (gain, i, j, qa, qb), in their order, or None."""
     if not chords:
         return None
+    if edges.compiled:               # the compiled pre-test: ends, then the edge's walk
+        valid = edges.checker.is_valid
+        for chord in chords:
+            qa, qb = chord[3], chord[4]
+            if valid(qa) and valid(qb) and edges.motion_valid(qa, qb):
+                return chord
+        return None
     if edges.weights is not None:    # clearance bubbles
         query = edges.checker.clearance_query
         for chord in chords:
@@ -67,12 +74,8 @@ def _first_valid(chords, edges, batch):
             if ia[0] and ib[0] and edges.motion_valid(qa, qb, ia, ib):
                 return chord
         return None
-    states = [np.vstack([c[3], c[4], edges.interior(c[3], c[4])]) for c in chords]
-    ends = np.cumsum([0] + [len(s) for s in states])
-    flat = np.concatenate(states)
-    todo = batch.undecided(flat)                 # one pre-test for every chord of the round
-    for chord, lo, hi in zip(chords, ends[:-1], ends[1:], strict=True):
-        if batch.exact_first_invalid(flat, lo + np.flatnonzero(todo[lo:hi])) < 0:
+    for chord in chords:               # MuJoCo alone, edges in batches over threads
+        if batch.first_invalid(np.vstack([chord[3], chord[4], edges.interior(chord[3], chord[4])])) < 0:
             return chord
     return None
 

@@ -1,5 +1,6 @@
-"""Batched checking and batched shortcutting: the same verdicts as one state at a time, on any
-thread count, with or without the pre-test; shortcutting that only keeps valid chords and stops."""
+"""Batched checking, the compiled edge walk and shortcutting: the same verdicts as MuJoCo alone one state
+at a time, on any thread count, with or without the pre-test; shortcutting that only keeps valid chords
+and stops."""
 
 import numpy as np
 import pytest
@@ -7,7 +8,6 @@ import pytest
 from core.errors import ConfigError
 from core.settings import from_config
 from stages.arms.planning.batch import BatchChecker
-from stages.arms.planning.bounds import GeomBounds
 from stages.arms.planning.checker import ClearanceChecker
 from stages.arms.planning.edges import EdgeChecker, joint_radii
 from stages.arms.planning.rrt import path_length
@@ -21,15 +21,23 @@ def checker(world):  # noqa: F811
     return ClearanceChecker(world.model, world.robot.joint_names(), 0.007, base_qpos=world.home_qpos())
 
 
+@pytest.fixture(scope="module")
+def mujoco_checker(world):  # noqa: F811
+    """MuJoCo's collision pass on every state: the reference the pre-test must agree with."""
+    return ClearanceChecker(world.model, world.robot.joint_names(), 0.007, base_qpos=world.home_qpos(),
+                            pretest=False)
+
+
 @pytest.mark.parametrize("threads, pretest", [(1, False), (2, False), (1, True), (2, True)])
-def test_a_batch_is_invalid_exactly_when_one_of_its_states_is(world, checker, threads, pretest):  # noqa: F811
-    batch = BatchChecker(checker, threads, GeomBounds.for_checker(checker) if pretest else None)
+def test_a_batch_is_invalid_exactly_when_one_of_its_states_is(world, checker, mujoco_checker, threads,  # noqa: F811
+                                                              pretest):
+    batch = BatchChecker(checker if pretest else mujoco_checker, threads)
     rng = np.random.default_rng(5)
     verdicts = []
     try:
         for _ in range(40):
             states = random_states(world, rng, 24, 0.25)
-            truth = [checker.is_valid(q) for q in states]
+            truth = [mujoco_checker.is_valid(q) for q in states]
             k = batch.first_invalid(states)
             assert (k < 0) == all(truth)
             if k >= 0:
@@ -41,24 +49,31 @@ def test_a_batch_is_invalid_exactly_when_one_of_its_states_is(world, checker, th
     assert (batch.proven > 0) == pretest
 
 
-def test_batched_edges_answer_as_the_plain_edge_check(world, checker):  # noqa: F811
+def test_batched_and_compiled_edges_answer_as_the_plain_edge_check(world, checker, mujoco_checker):  # noqa: F811
+    """Every state at the resolution through MuJoCo alone is the truth; batches over two threads and the
+    compiled walk (its bubbles proven by the bounds) must give the same verdict on every edge."""
     radii = joint_radii(world.model, world.robot.joint_names())
-    batch = BatchChecker(checker, 2, GeomBounds.for_checker(checker))
-    batched, plain = EdgeChecker(checker, radii, 0.005, batch=batch), EdgeChecker(checker, radii, 0.005,
-                                                                                bubbles=False)
-    assert batched.weights is None   # batched edges check every state at the resolution, no bubbles
+    batch = BatchChecker(mujoco_checker, 2)
+    batched = EdgeChecker(mujoco_checker, radii, 0.005, batch=batch)
+    compiled = EdgeChecker(checker, radii, 0.005)
+    plain = EdgeChecker(mujoco_checker, radii, 0.005, bubbles=False)
+    assert batched.weights is None and compiled.compiled and not plain.compiled
     states = [q for q in random_states(world, np.random.default_rng(6), 200, 0.3) if checker.is_valid(q)]
-    verdicts = [batched.motion_valid(a, b) for a, b in zip(states[:-1], states[1:], strict=True)]
-    assert verdicts == [plain.motion_valid(a, b) for a, b in zip(states[:-1], states[1:], strict=True)]
-    assert 0 < sum(verdicts) < len(verdicts)
+    truth = [plain.motion_valid(a, b) for a, b in zip(states[:-1], states[1:], strict=True)]
+    assert [batched.motion_valid(a, b) for a, b in zip(states[:-1], states[1:], strict=True)] == truth
+    assert [compiled.motion_valid(a, b) for a, b in zip(states[:-1], states[1:], strict=True)] == truth
+    assert 0 < sum(truth) < len(truth)
     batch.close()
 
 
 @pytest.mark.parametrize("pretest", [False, True])
-def test_shortcutting_keeps_only_valid_chords_and_stops_when_no_longer_shorter(world, checker, pretest):  # noqa: F811
+def test_shortcutting_keeps_only_valid_chords_and_stops_when_no_longer_shorter(world, checker, mujoco_checker,  # noqa: F811
+                                                                              pretest):
+    """With the compiled walk, or MuJoCo's states in batches."""
     radii = joint_radii(world.model, world.robot.joint_names())
-    batch = BatchChecker(checker, 1, GeomBounds.for_checker(checker) if pretest else None)
-    edges = EdgeChecker(checker, radii, 0.005, batch=batch)
+    checker = checker if pretest else mujoco_checker
+    batch = BatchChecker(checker, 1)
+    edges = EdgeChecker(checker, radii, 0.005, batch=None if pretest else batch)
     rng = np.random.default_rng(7)
     home = world.robot.home()
     # a valid zig-zag: small random detours around the straight line home -> a nearby goal

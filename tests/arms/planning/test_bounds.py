@@ -9,7 +9,7 @@ from omegaconf import OmegaConf
 
 from core.errors import ConfigError
 from stages.arms.planning.bounding_volumes import BoundingBox, BoundingCapsule, bounding_capsule
-from stages.arms.planning.bounds import GeomBounds
+from stages.arms.planning.bounds import CLEAR, VIOLATED, GeomBounds
 from stages.arms.planning.checker import ClearanceChecker
 from stages.arms.planning.geom_kinematics import GeomKinematics
 from stages.arms.planning.held import HeldObject
@@ -66,22 +66,29 @@ def _assert_poses_are_mujocos(kin, checker, states):
 
 
 def _violations(checker, bounds, states) -> dict:
-    """Checks every state against the true distances; returns counts (and the worst excess)."""
+    """Checks every state against the true distances; returns counts (and the worst excess): a bound
+    above the true distance of a pair apart but closer than the clearance, a pair proven clear that is
+    closer (overlapping included), a state called clear or violated wrongly."""
     lower = bounds.pair_lower_bounds(states)
     clear = bounds.clear(states, checker.clearance_m)
+    status = np.array([bounds.decide(q, checker.clearance_m)[0] for q in states])
     assert lower.shape == (len(states), len(checker.pairs)) and clear.shape == (len(states),)
     assert np.array_equal(clear, (lower >= checker.clearance_m).all(axis=1))
-    stats = {"excess": 0, "worst_m": -np.inf, "wrongly_clear": 0, "close_pairs": 0, "valid": 0,
-             "proven": int(clear.sum())}
+    assert np.array_equal(clear, status == CLEAR)
+    stats = {"excess": 0, "worst_m": -np.inf, "wrongly_clear": 0, "wrongly_violated": 0, "close_pairs": 0,
+             "overlapping_proven": 0, "valid": 0, "proven": int(clear.sum()), "violated": int((status == VIOLATED).sum())}
     for i, q in enumerate(states):
         true = checker.pair_distances(q, checker.pairs)
         close = true < checker.clearance_m
-        excess = lower[i, close] - true[close]
+        apart = close & (true >= 0)   # a union of containers bounds the distance, not a penetration depth
+        excess = lower[i, apart] - true[apart]
         stats["close_pairs"] += int(close.sum())
         stats["excess"] += int((excess > 1e-9).sum())
         stats["worst_m"] = max(stats["worst_m"], float(excess.max(initial=-np.inf)))
+        stats["overlapping_proven"] += int((lower[i, close & ~apart] >= checker.clearance_m).sum())
         stats["valid"] += int(not close.any())
         stats["wrongly_clear"] += int(clear[i] and close.any())
+        stats["wrongly_violated"] += int(status[i] == VIOLATED and not close.any())
     return stats
 
 
@@ -102,7 +109,8 @@ def test_bounds_never_exceed_a_close_pairs_true_distance(checker):
     robot, world, checker = checker
     bounds = GeomBounds.for_checker(checker)
     stats = _violations(checker, bounds, _states(world, np.random.default_rng(1), 60))
-    assert stats["excess"] == 0 and stats["wrongly_clear"] == 0, stats
+    assert stats["excess"] == 0 and stats["wrongly_clear"] == 0 and stats["overlapping_proven"] == 0, stats
+    assert stats["wrongly_violated"] == 0, stats
     assert stats["close_pairs"] > 20 and stats["valid"] > 10, stats     # both sides were exercised
     assert stats["proven"] >= PROVEN_SHARE[robot] * stats["valid"], stats  # and the pre-test is of use
 
@@ -112,8 +120,8 @@ def test_too_small_a_capsule_is_caught():
     world = _world("twin_panda", SCENE)
     checker = ClearanceChecker.for_world(world, world.robot.joint_names(), world.clearance_m)
     good = GeomBounds.for_checker(checker)
-    thin = [None if c is None else BoundingCapsule(c.a_m, c.b_m, max(c.radius_m - 0.003, 0.0))
-            for c in good.capsules]
+    thin = [None if caps is None else [BoundingCapsule(c.a_m, c.b_m, max(c.radius_m - 0.003, 0.0)) for c in caps]
+            for caps in good.capsules]
     thin_boxes = [None if b is None else BoundingBox(b.center_m, np.maximum(b.half_m - 0.003, 0.0))
                   for b in good.boxes]
     bad = GeomBounds(good.kinematics, checker.pairs, thin, thin_boxes)
@@ -144,7 +152,8 @@ def test_held_object_moves_with_the_hand_and_is_bounded(tmp_path):
     states = _states(world, np.random.default_rng(2), 40)
     _assert_poses_are_mujocos(bounds.kinematics, checker, states[:5])
     stats = _violations(checker, bounds, states)
-    assert stats["excess"] == 0 and stats["wrongly_clear"] == 0, stats
+    assert stats["excess"] == 0 and stats["wrongly_clear"] == 0 and stats["overlapping_proven"] == 0, stats
+    assert stats["wrongly_violated"] == 0, stats
     assert stats["close_pairs"] > 20 and stats["proven"] > 0, stats
 
 
@@ -289,5 +298,6 @@ def test_slides_several_joints_on_a_body_and_a_held_box_on_a_small_chain():
     states[:, [1, 3]] *= 0.1
     _assert_poses_are_mujocos(bounds.kinematics, checker, states[:20])
     stats = _violations(checker, bounds, states)
-    assert stats["excess"] == 0 and stats["wrongly_clear"] == 0, stats
+    assert stats["excess"] == 0 and stats["wrongly_clear"] == 0 and stats["overlapping_proven"] == 0, stats
+    assert stats["wrongly_violated"] == 0, stats
     assert stats["close_pairs"] > 20 and stats["proven"] > 100, stats
