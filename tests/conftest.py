@@ -11,6 +11,9 @@ from pathlib import Path
 import pytest
 
 os.environ.setdefault("MUJOCO_GL", "egl")
+# the compiled checker from the first check on (compiled in the process where the cache is cold), so a
+# test's checks and their counts never depend on a background compile's timing (warm_up.py)
+os.environ.setdefault("CHOREOGRAPH_KERNELS", "wait")
 # this session's own cache (collision matrices): the suite neither reads nor fills the user's
 os.environ["CHOREOGRAPH_CACHE_DIR"] = tempfile.mkdtemp(prefix="choreograph_test_cache_")
 

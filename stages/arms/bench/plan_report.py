@@ -18,7 +18,8 @@ from stages.arms.bench.settings import OURS
 
 CHECKER_ROWS = ("states", "states_per_s", "bare_states_per_s", "throughput_ratio", "query_states_per_s",
                 "threads2_speedup", "bare_threads2_speedup", "threads_agree", "batch_states",
-                "batch_states_per_s", "batch_ratio_vs_bare", "batch_threads2_speedup", "batch_proven_fraction")
+                "batch_states_per_s", "batch_ratio_vs_bare", "batch_threads2_speedup",
+                "batch_proven_fraction")
 
 
 def ratio(a: float, b: float) -> float:

@@ -144,7 +144,8 @@ class GeomBounds:
     def decide(self, q: np.ndarray, clearance_m: float) -> tuple[int, np.ndarray]:
         """(CLEAR, VIOLATED or UNDECIDED, the undecided pairs' indices) for one state."""
         buf = self._undecided()
-        status, n = kernels.decide(q, clearance_m, self._fd, self._ix, buf)
+        q = np.ascontiguousarray(q, float)
+        status, n = kernels.decide(q, float(clearance_m), self._fd, self._ix, buf)
         return status, buf[:n]
 
     # ------------------------------------------------------------------ many states
@@ -165,6 +166,7 @@ class GeomBounds:
         status = np.full(len(Q), -1, np.int8)
         stop = np.zeros(1, np.int8)
         lanes = max(1, min(threads, len(Q) // 8))
+        clearance_m = float(clearance_m)
         if lanes == 1 or pool is None:
             kernels.classify(Q, np.arange(len(Q)), clearance_m, self._fd, self._ix, stop, status)
             return status
@@ -177,20 +179,21 @@ class GeomBounds:
 
     def clear(self, states: np.ndarray, clearance_m: float) -> np.ndarray:
         """(N,) bool: True where every checked pair is proven at least ``clearance_m`` apart."""
-        Q = np.atleast_2d(states)
+        Q = np.ascontiguousarray(np.atleast_2d(states), float)
         status = np.empty(len(Q), np.int8)
         stop = np.zeros(1, np.int8)
         for i in range(len(Q)):      # one state at a time: a VIOLATED one must not stop the others
             stop[0] = 0
-            kernels.classify(Q, np.array([i]), clearance_m, self._fd, self._ix, stop, status)
+            kernels.classify(Q, np.array([i]), float(clearance_m), self._fd, self._ix, stop, status)
         return status == CLEAR
 
     def edge_walk(self, a, b, n: int, clearance_m: float, weights: np.ndarray) -> tuple[int, np.ndarray, int]:
         """The edge a → b in ``n`` steps (:func:`kernels.edge_walk`): (VIOLATED, [i], posed) at a state
         proven too close, else (CLEAR or UNDECIDED, the undecided states' indices coarse to fine, posed)."""
         buf = np.empty(n + 1, np.int64)
-        status, k = kernels.edge_walk(np.asarray(a, float), np.asarray(b, float), int(n), clearance_m,
-                                      weights, self._fd, self._ix, buf)
+        status, k = kernels.edge_walk(np.ascontiguousarray(a, float), np.ascontiguousarray(b, float), int(n),
+                                      float(clearance_m), np.ascontiguousarray(weights, float), self._fd,
+                                      self._ix, buf)
         posed = int(buf[-1])
         return (status, np.array([k]), posed) if status == VIOLATED else (status, buf[:k].copy(), posed)
 

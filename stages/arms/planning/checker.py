@@ -47,6 +47,7 @@ import numpy as np
 
 from core.errors import ConfigError
 from hardware.geometry import collision_pairs, geom_name
+from stages.arms.planning.bounds import CLEAR, UNDECIDED, GeomBounds
 from stages.arms.planning.collision_model import (
     collide_checked_pairs_only,
     contiguous_runs,
@@ -54,11 +55,12 @@ from stages.arms.planning.collision_model import (
     moved_bodies,
     refresh_body_margins,
 )
-from stages.arms.planning.bounds import CLEAR, UNDECIDED, GeomBounds
 from stages.arms.planning.held import HeldObject
 from stages.arms.planning.horizon import Horizon, build_horizon
+from stages.arms.planning.warm_up import kernels_ready, preload
 
 DISTMAX_M = 1.0  # distances are reported up to this; farther pairs report DISTMAX_M
+preload()        # the compiled kernels from numba's cache, in the background, long before the first plan
 
 
 @dataclass(frozen=True)
@@ -87,7 +89,8 @@ class ClearanceChecker:
     horizon_m: how far :meth:`clearance_query` reports distances (default clearance + 5 cm).
     pretest: decide states by the compiled lower bounds first (:mod:`~stages.arms.planning.bounds`),
         MuJoCo only on the pairs they leave undecided; False: MuJoCo's collision pipeline on every
-        state (the baseline the benchmarks compare against).
+        state (the baseline the benchmarks compare against). While the kernels are still compiling in
+        a fresh environment (:mod:`~stages.arms.planning.warm_up`), a new checker uses MuJoCo alone.
     """
 
     def __init__(
@@ -149,7 +152,7 @@ class ClearanceChecker:
         if not self.horizon_m > self.clearance_m:
             raise ValueError(f"horizon_m must exceed clearance_m ({self.clearance_m}), got {horizon_m}")
         self._horizon = None   # built on the first clearance_query
-        self.pretest = bool(pretest)
+        self.pretest = bool(pretest) and kernels_ready()   # decided once: a checker never switches paths
         self._bounds = None    # built on the first check with the pre-test
         self._local = threading.local()
         self._count_lock = threading.Lock()

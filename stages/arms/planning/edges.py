@@ -35,52 +35,47 @@ import numpy as np
 from stages.arms.planning.bounds import VIOLATED
 
 
-def joint_radii(model, joint_names: Sequence[str], held=None) -> np.ndarray:
-    """Per joint, an upper bound on how far (m) any geometry moved by it is from its axis.
-
-    ``held`` (a :class:`~stages.arms.planning.checker.HeldObject`) counts the carried object's
-    geometry as part of the body holding it."""
+def geom_reach(model, joint_names: Sequence[str], held=None) -> np.ndarray:
+    """(ngeom, D): how far (m) any point of geom g can be from joint k's axis when joint k moves it
+    (0 when it does not): the anchor's offset, the body offsets down the chain, the geom's offset and
+    its bounding radius; 1 for a slide joint (a point moves by exactly the slide). ``held`` (a
+    :class:`~stages.arms.planning.held.HeldObject`) counts the carried object's geoms as part of the
+    body holding it (at its offset)."""
     import mujoco
 
-    held_reach = None
-    if held is not None:
-        held = held.bind(model) if held.body_id < 0 else held
-        offset = float(np.linalg.norm(np.asarray(held.T_attach_obj, float)[:3, 3]))
-        held_reach = offset + max((float(np.linalg.norm(model.geom_pos[g])) + float(model.geom_rbound[g])
-                                   for g in range(model.ngeom) if model.geom_bodyid[g] == held.body_id),
-                                  default=0.0)
-    radii = []
-    for name in joint_names:
+    if held is not None and held.body_id < 0:
+        held = held.bind(model)
+    out = np.zeros((model.ngeom, len(joint_names)))
+    for k, name in enumerate(joint_names):
         j = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, name)
-        if model.jnt_type[j] == mujoco.mjtJoint.mjJNT_SLIDE:
-            radii.append(1.0)
-            continue
-        body = model.jnt_bodyid[j]
-        anchor = float(np.linalg.norm(model.jnt_pos[j]))
-        best = 0.0
+        body, anchor = int(model.jnt_bodyid[j]), float(np.linalg.norm(model.jnt_pos[j]))
+        slide = model.jnt_type[j] == mujoco.mjtJoint.mjJNT_SLIDE
         for g in range(model.ngeom):
-            b = model.geom_bodyid[g]
+            b = int(model.geom_bodyid[g])
             reach = float(np.linalg.norm(model.geom_pos[g])) + float(model.geom_rbound[g])
+            if held is not None and b == held.body_id:   # it rides on the hand, at its grasp offset
+                reach += float(np.linalg.norm(np.asarray(held.T_attach_obj, float)[:3, 3]))
+                b = held.attach_id
             while b != body and b != 0:
                 reach += float(np.linalg.norm(model.body_pos[b]))
-                b = model.body_parentid[b]
+                b = int(model.body_parentid[b])
             if b == body:
-                best = max(best, reach + anchor)
-        if held_reach is not None:
-            b, reach = held.attach_id, held_reach
-            while b != body and b != 0:
-                reach += float(np.linalg.norm(model.body_pos[b]))
-                b = model.body_parentid[b]
-            if b == body:
-                best = max(best, reach + anchor)
-        radii.append(best)
-    return np.array(radii)
+                out[g, k] = 1.0 if slide else reach + anchor
+    return out
 
 
-def pair_motion_weights(checker, radii: np.ndarray) -> np.ndarray:
-    """(P, D): for each of ``checker.pairs``, ``radii`` masked to the configuration's joints that
-    move one geom of the pair and not the other (only those change the pair's distance)."""
-    return checker.pair_joint_masks() * np.asarray(radii, float)[None, :]
+def joint_radii(model, joint_names: Sequence[str], held=None) -> np.ndarray:
+    """Per joint, an upper bound on how far (m) any geometry moved by it is from its axis (the largest
+    :func:`geom_reach` of the joint)."""
+    return geom_reach(model, joint_names, held).max(axis=0, initial=0.0)
+
+
+def pair_motion_weights(checker, reach: np.ndarray) -> np.ndarray:
+    """(P, D): for each of ``checker.pairs``, how fast its distance can change per unit of each joint:
+    the moved geom's :func:`geom_reach` for the configuration's joints that move one geom of the pair
+    and not the other (only those change the pair's distance)."""
+    pairs = checker.pairs.reshape(-1, 2)
+    return checker.pair_joint_masks() * (reach[pairs[:, 0]] + reach[pairs[:, 1]])
 
 
 def van_der_corput(n: int) -> np.ndarray:
@@ -123,8 +118,10 @@ class EdgeChecker:
         self.step_m = float(step_m)
         # the compiled walk (the checker's pre-test proves the bubbles), else MuJoCo's clearance queries
         self.compiled = bubbles and batch is None and getattr(checker, "bounds", None) is not None
-        self.weights = (np.ascontiguousarray(pair_motion_weights(checker, self.radii))
-                        if bubbles and batch is None and hasattr(checker, "clearance_query") else None)
+        self.weights = None
+        if bubbles and batch is None and hasattr(checker, "clearance_query"):
+            reach = geom_reach(checker.model, checker.joint_names, checker.held)
+            self.weights = np.ascontiguousarray(pair_motion_weights(checker, reach))
 
     def motion_m(self, a: np.ndarray, b: np.ndarray) -> float:
         """Upper bound on how far any geometry moves along the edge a → b."""

@@ -36,7 +36,7 @@ def test_small_bench_run_reports_every_key(compose, tmp_path):
     status = json.loads((out / "status.json").read_text())
     assert record.ok, status
     m = json.loads((out / "metrics.json").read_text())
-    planners = ["choreograph", "pretest", "threads2"] + (["ompl_RRTConnect"] if HAVE_OMPL else [])
+    planners = ["choreograph", "mujoco"] + (["ompl_RRTConnect"] if HAVE_OMPL else [])
     for goal_set in ("crossing", "narrow_gap", "near_poses", "cartesian", "single_arm"):
         for p in planners:
             for key in ("success_rate", "median_time_s", "p90_time_s", "path_length_rad", "checks"):
@@ -52,7 +52,7 @@ def test_small_bench_run_reports_every_key(compose, tmp_path):
     for key in ("states_per_s", "bare_states_per_s", "throughput_ratio", "threads2_speedup"):
         assert m[f"bench_plan.checker.{key}"] > 0
     assert m["bench_plan.checker.threads_agree"] is True
-    assert 0.5 < m["bench_plan.checker.pretest_proven_fraction"] <= 1.0
+    assert 0.5 < m["bench_plan.checker.batch_proven_fraction"] <= 1.0
     assert m["bench_plan.checker.batch_threads2_speedup"] > 0
     if "bench_plan.retime.toppra_ratio_median" in m:
         assert m["bench_plan.retime.toppra_ratio_median"] <= 1.02
@@ -88,7 +88,7 @@ def test_a_real_robot_benchmarks_its_own_crossing_with_a_profile(compose, tmp_pa
     assert m["bench_plan.crossing.choreograph.success_rate"] == 1.0
     assert m["bench_plan.crossing.choreograph.violations"] == 0
     assert not any(k.startswith("bench_plan.narrow_gap") for k in m)      # only the sets asked for
-    assert "clearance_query" in (out / "bench_plan" / "profile.txt").read_text()
+    assert "edge_walk" in (out / "bench_plan" / "profile.txt").read_text()   # the compiled walk ran
 
 
 def test_an_unknown_goal_set_fails_naming_the_key_and_the_sets(compose, tmp_path):

@@ -76,7 +76,8 @@ def _violations(checker, bounds, states) -> dict:
     assert np.array_equal(clear, (lower >= checker.clearance_m).all(axis=1))
     assert np.array_equal(clear, status == CLEAR)
     stats = {"excess": 0, "worst_m": -np.inf, "wrongly_clear": 0, "wrongly_violated": 0, "close_pairs": 0,
-             "overlapping_proven": 0, "valid": 0, "proven": int(clear.sum()), "violated": int((status == VIOLATED).sum())}
+             "overlapping_proven": 0, "valid": 0, "proven": int(clear.sum()),
+             "violated": int((status == VIOLATED).sum())}
     for i, q in enumerate(states):
         true = checker.pair_distances(q, checker.pairs)
         close = true < checker.clearance_m
@@ -120,8 +121,8 @@ def test_too_small_a_capsule_is_caught():
     world = _world("twin_panda", SCENE)
     checker = ClearanceChecker.for_world(world, world.robot.joint_names(), world.clearance_m)
     good = GeomBounds.for_checker(checker)
-    thin = [None if caps is None else [BoundingCapsule(c.a_m, c.b_m, max(c.radius_m - 0.003, 0.0)) for c in caps]
-            for caps in good.capsules]
+    thin = [None if caps is None else [BoundingCapsule(c.a_m, c.b_m, max(c.radius_m - 0.003, 0.0))
+                                       for c in caps] for caps in good.capsules]
     thin_boxes = [None if b is None else BoundingBox(b.center_m, np.maximum(b.half_m - 0.003, 0.0))
                   for b in good.boxes]
     bad = GeomBounds(good.kinematics, checker.pairs, thin, thin_boxes)
