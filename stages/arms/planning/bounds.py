@@ -136,9 +136,10 @@ class GeomBounds:
 
     # ------------------------------------------------------------------ single states
     def _undecided(self) -> np.ndarray:
+        """This thread's buffer for decide: the undecided pairs, then the pair to try first."""
         buf = getattr(self._scratch, "pairs", None)
         if buf is None:
-            buf = self._scratch.pairs = np.empty(len(self.pairs), np.int64)
+            buf = self._scratch.pairs = np.zeros(len(self.pairs) + 1, np.int64)
         return buf
 
     def decide(self, q: np.ndarray, clearance_m: float) -> tuple[int, np.ndarray]:

@@ -222,12 +222,18 @@ def _scratch(model):
 @nb.njit(**_HELPER)
 def _decide_one(q, clearance, model, T, ca, cw, bc, bo, bax, undecided):
     """CLEAR, VIOLATED or UNDECIDED for one state, and how many pairs (``pairs`` indices) went to
-    ``undecided``. The solid pairs' balls first, in one tight loop (no square root unless they fail)."""
+    ``undecided``. The solid pairs' balls first, squared (no square root unless they fail). The pair in
+    ``undecided[-1]`` (the last one proven too close) goes first: a planner's rejected states tend to
+    fail on the same pair."""
     NS, kind, cap_start, cap_r, box_e, rsum, pair_a, pair_b, pair_exact, pair_index = _pair_arrays(model)
     _pose(q, model, T, T[-1], ca, cw, bc, bo, bax)
     n = 0
     enough = clearance + ROUNDING_M
-    for p in range(len(pair_a)):
+    first = undecided[-1]
+    for k in range(-1 if len(pair_a) else 0, len(pair_a)):
+        p = first if k < 0 else k
+        if k == first:
+            continue
         a, b = pair_a[p], pair_b[p]
         low = -np.inf
         if p < NS:
@@ -241,6 +247,7 @@ def _decide_one(q, clearance, model, T, ca, cw, bc, bo, bax, undecided):
         if low - ROUNDING_M >= clearance:
             continue
         if pair_exact[p] and low < clearance - EXACT_TOL_M:
+            undecided[-1] = p
             return VIOLATED, n
         undecided[n] = pair_index[p]
         n += 1
@@ -249,7 +256,8 @@ def _decide_one(q, clearance, model, T, ca, cw, bc, bo, bax, undecided):
 
 @nb.njit(**_JIT)
 def decide(q, clearance, fd, ix, undecided):
-    """One state: (status, number of undecided pairs written to ``undecided``)."""
+    """One state: (status, number of undecided pairs written to ``undecided``, whose last slot keeps the
+    pair to try first: see _decide_one)."""
     model = _unpack(fd, ix)
     T, ca, cw, bc, bo, bax = _scratch(model)
     return _decide_one(q, clearance, model, T, ca, cw, bc, bo, bax, undecided)
@@ -261,7 +269,7 @@ def classify(states, order, clearance, fd, ix, stop, status):
     found here or ``stop[0]`` is set elsewhere (the rest keep status -1). Returns how many were done."""
     model = _unpack(fd, ix)
     T, ca, cw, bc, bo, bax = _scratch(model)
-    undecided = np.empty(len(model[-1]), np.int64)
+    undecided = np.zeros(len(model[-1]) + 1, np.int64)
     done = 0
     for i in order:
         if stop[0]:
@@ -295,16 +303,20 @@ def lower_bounds(states, fd, ix, out):
 
 # ---------------------------------------------------------------------------- an edge
 @nb.njit(**_HELPER)
-def _reach(q, clearance, wanted, rate, model, T, ca, cw, bc, bo, bax):
-    """(status, reach): the state's status and how far along the edge (in units of its parameter) its
+def _reach(q, clearance, wanted, rate, first, model, T, ca, cw, bc, bo, bax):
+    """(status, reach, pair): the state's status, how far along the edge (in units of its parameter) its
     lower bounds prove every state clear, min over pairs of (bound - clearance) / rate (``rate`` in the
-    kernels' pair order), worked out only up to ``wanted``: a pair whose ball already proves that much
-    goes no further."""
+    kernels' pair order), and the pair that limits it. Worked out only up to ``wanted`` (a pair whose
+    ball already proves that much goes no further), pair ``first`` first (the last state's limit: the
+    closest pairs change little along an edge, and the reach they give lets most others stop early)."""
     NS, kind, cap_start, cap_r, box_e, rsum, pair_a, pair_b, pair_exact, _ = _pair_arrays(model)
     _pose(q, model, T, T[-1], ca, cw, bc, bo, bax)
-    reach = wanted
+    reach, limit = wanted, first
     undecided = False
-    for p in range(len(pair_a)):
+    for k in range(-1 if len(pair_a) else 0, len(pair_a)):
+        p = first if k < 0 else k
+        if k == first:
+            continue
         a, b = pair_a[p], pair_b[p]
         enough = clearance + reach * rate[p] + ROUNDING_M
         low = -np.inf
@@ -319,14 +331,12 @@ def _reach(q, clearance, wanted, rate, model, T, ca, cw, bc, bo, bax):
         low -= ROUNDING_M
         if low < clearance:
             if pair_exact[p] and low < clearance - EXACT_TOL_M:
-                return VIOLATED, 0.0
+                return VIOLATED, 0.0, p
             undecided = True
-            reach = 0.0
-        elif not undecided:
-            reach = min(reach, (low - clearance) / rate[p])
-    if undecided:
-        return UNDECIDED, 0.0
-    return CLEAR, reach
+            reach, limit = 0.0, p
+        elif not undecided and (low - clearance) / rate[p] < reach:
+            reach, limit = (low - clearance) / rate[p], p
+    return (UNDECIDED if undecided else CLEAR), reach, limit
 
 
 @nb.njit(**_JIT)
@@ -351,10 +361,10 @@ def edge_walk(a, b, n, clearance, weights, fd, ix, undecided):
         rate[p] = max(acc, _TINY)
     posed = 2
     lo, hi = 1, n - 1
-    s, r = _reach(a, clearance, 1.0, rate, model, T, ca, cw, bc, bo, bax)   # the ends' bubbles
+    s, r, hint = _reach(a, clearance, 1.0, rate, 0, model, T, ca, cw, bc, bo, bax)   # the ends' bubbles
     if s == CLEAR:
         lo = max(lo, int(math.floor(min(r * n * (1.0 - 1e-9), float(n)))) + 1)
-    s, r = _reach(b, clearance, 1.0, rate, model, T, ca, cw, bc, bo, bax)
+    s, r, hint = _reach(b, clearance, 1.0, rate, hint, model, T, ca, cw, bc, bo, bax)
     if s == CLEAR:
         hi = min(hi, n - int(math.floor(min(r * n * (1.0 - 1e-9), float(n)))) - 1)
     count = 0
@@ -374,7 +384,8 @@ def edge_walk(a, b, n, clearance, weights, fd, ix, undecided):
             q[j] = a[j] + delta[j] * t
         posed += 1
         # a bubble reaching past this interval's ends proves nothing more: work it out that far only
-        s, r = _reach(q, clearance, (max(i - u, v - i) + 1.0) / n, rate, model, T, ca, cw, bc, bo, bax)
+        s, r, hint = _reach(q, clearance, (max(i - u, v - i) + 1.0) / n, rate, hint, model, T, ca, cw, bc, bo,
+                            bax)
         if s == VIOLATED:
             undecided[-1] = posed
             return VIOLATED, i

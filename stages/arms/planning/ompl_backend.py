@@ -116,11 +116,14 @@ def plan_ompl(group, start: np.ndarray, goal: np.ndarray, moving: np.ndarray,
     setup.setStateValidityChecker(lambda state: checker.is_valid(to_q(state)))
 
     class _EdgeValidator(ob.MotionValidator):
-        """OMPL's motion check = our end-state check + our guaranteed-resolution edge check."""
+        """OMPL's motion check = our end-state check + our guaranteed-resolution edge check (or, with
+        ``ompl_motion: per_state``, every state at that resolution through the per-state callback)."""
 
         def checkMotion(self, s1, s2, *last_valid):  # noqa: N802 - OMPL's name
             a, b = to_q(s1), to_q(s2)
-            if edges.weights is not None:   # bubbles: the end's check also gives its clearance bubble
+            if s.ompl_motion == "per_state":
+                return bool(checker.is_valid(b) and all(checker.is_valid(q) for q in edges.interior(a, b)))
+            if edges.weights is not None and not edges.compiled:   # MuJoCo's bubbles: query the end
                 info = checker.clearance_query(b)
                 return bool(info[0] and edges.motion_valid(a, b, None, info))
             return bool(checker.is_valid(b) and edges.motion_valid(a, b))

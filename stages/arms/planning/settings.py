@@ -38,6 +38,8 @@ class PlannerSettings:
     backend: Literal["choreograph", "ompl"] = "choreograph"  # built-in RRT-Connect, or OMPL
     name: str = "rrt_connect"     # choreograph: rrt_connect; ompl: a geometric planner (RRTConnect, ...)
     range_rad: float | None = None  # OMPL planners' range; None = max_step_rad, 0 = OMPL's default
+    ompl_motion: Literal["edge_walk", "per_state"] = "edge_walk"  # OMPL's motion check: our edge walk, or
+                                    # each state at the edge resolution through the per-state callback
     seed: int | None = None         # None = derived from the run's seed
 
     def __post_init__(self):
@@ -48,6 +50,8 @@ class PlannerSettings:
         require(self.backend != "choreograph" or self.name == "rrt_connect", "name", self.name,
                 "'rrt_connect', the choreograph back-end's one planner (OMPL's planners need "
                 "planner.backend=ompl, e.g. planner=ompl)")
+        require(self.backend == "ompl" or self.ompl_motion == "edge_walk", "ompl_motion", self.ompl_motion,
+                "'edge_walk' with the choreograph back-end ('per_state' is OMPL's: planner=ompl)")
         if self.backend == "ompl":
             check_planner_name(self.name)
 

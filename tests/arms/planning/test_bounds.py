@@ -302,3 +302,29 @@ def test_slides_several_joints_on_a_body_and_a_held_box_on_a_small_chain():
     assert stats["excess"] == 0 and stats["wrongly_clear"] == 0 and stats["overlapping_proven"] == 0, stats
     assert stats["wrongly_violated"] == 0, stats
     assert stats["close_pairs"] > 20 and stats["proven"] > 100, stats
+
+
+@pytest.mark.parametrize("robot", ["twin_jaco", "twin_franka", "fetch"])
+def test_mesh_pairs_proven_apart_are_apart_for_mujoco_too(robot):
+    """MuJoCo has been reported to return exactly 0.0 from mj_geomDistance for separated convex meshes.
+    Counted here over every mesh pair the pre-test proves at least the clearance apart, measured as the
+    checker measures (distmax = the clearance): none comes back at or below 0, or below the clearance,
+    on the installed MuJoCo. (The checker never measures a proven pair; for an undecided one, any result
+    below the clearance, a spurious 0 included, rejects the state: a false 0 costs a valid state, never
+    admits an invalid one.)"""
+    world = _world(robot, SCENE)
+    checker = ClearanceChecker.for_world(world, world.robot.joint_names(), world.clearance_m)
+    bounds, m, c = GeomBounds.for_checker(checker), checker.model, checker.clearance_m
+    mesh = np.array([m.geom_type[a] == m.geom_type[b] == mujoco.mjtGeom.mjGEOM_MESH for a, b in checker.pairs])
+    states = _states(world, np.random.default_rng(2), 15)
+    lower = bounds.pair_lower_bounds(states)
+    measured, zero, short = 0, 0, 0
+    for q, low in zip(states, lower, strict=True):
+        data = _mujoco_poses(checker, q)
+        for a, b in checker.pairs[mesh & (low >= c)]:
+            dist = mujoco.mj_geomDistance(m, data, int(a), int(b), c, None)
+            measured += 1
+            zero += dist <= 0.0
+            short += dist < c
+    assert measured > 1000, measured
+    assert (zero, short) == (0, 0), f"{zero} zero or negative, {short} below the clearance of {measured}"
