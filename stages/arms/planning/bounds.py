@@ -188,13 +188,15 @@ class GeomBounds:
             kernels.classify(Q, np.array([i]), float(clearance_m), self._fd, self._ix, stop, status)
         return status == CLEAR
 
-    def edge_walk(self, a, b, n: int, clearance_m: float, weights: np.ndarray) -> tuple[int, np.ndarray, int]:
+    def edge_walk(self, a, b, n: int, clearance_m: float, weights: np.ndarray,
+                  stop_after: int = 0) -> tuple[int, np.ndarray, int]:
         """The edge a → b in ``n`` steps (:func:`kernels.edge_walk`): (VIOLATED, [i], posed) at a state
-        proven too close, else (CLEAR or UNDECIDED, the undecided states' indices coarse to fine, posed)."""
+        proven too close, else (CLEAR or UNDECIDED, the undecided states' indices coarse to fine, posed);
+        ``stop_after`` > 0 stops the walk at that many undecided states."""
         buf = np.empty(n + 1, np.int64)
         status, k = kernels.edge_walk(np.ascontiguousarray(a, float), np.ascontiguousarray(b, float), int(n),
-                                      float(clearance_m), np.ascontiguousarray(weights, float), self._fd,
-                                      self._ix, buf)
+                                      float(clearance_m), np.ascontiguousarray(weights, float),
+                                      int(stop_after), self._fd, self._ix, buf)
         posed = int(buf[-1])
         return (status, np.array([k]), posed) if status == VIOLATED else (status, buf[:k].copy(), posed)
 

@@ -32,7 +32,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from stages.arms.planning.bounds import VIOLATED
+from stages.arms.planning.bounds import CLEAR, UNDECIDED
 
 
 def geom_reach(model, joint_names: Sequence[str], held=None) -> np.ndarray:
@@ -159,16 +159,25 @@ class EdgeChecker:
         return True
 
     def _compiled_valid(self, a, b, n) -> bool:
-        """One compiled walk of the edge with the pre-test's bubbles; MuJoCo judges the states it
-        leaves undecided, coarse to fine."""
+        """The compiled walk of the edge with the pre-test's bubbles, MuJoCo judging the states it leaves
+        undecided, coarse to fine: first up to the first undecided state (an edge into a collision
+        the bounds cannot prove usually meets it there), then, if MuJoCo finds that one valid, the
+        whole walk and every other undecided state."""
         ck = self.checker
-        status, undecided, posed = ck.bounds.edge_walk(a, b, n, ck.clearance_m, self.weights)
-        ck.count(posed - 2 - len(undecided))    # the ends were checked by the caller; undecided ones below
-        if status == VIOLATED:
-            return False
         delta = b - a
-        is_valid = ck.is_valid
-        return all(is_valid(a + delta * (i / n)) for i in undecided.tolist())
+        judged = -1
+        for stop_after in (1, 0):
+            status, undecided, posed = ck.bounds.edge_walk(a, b, n, ck.clearance_m, self.weights, stop_after)
+            ck.count(posed - 2 - len(undecided))   # the ends were checked by the caller; undecided below
+            if status != UNDECIDED:
+                return status == CLEAR
+            for i in undecided.tolist():
+                if i != judged and not ck.is_valid(a + delta * (i / n)):
+                    return False
+            if stop_after == 0 or len(undecided) < stop_after:
+                return True
+            judged = int(undecided[0])
+        return True
 
     def _bubble_valid(self, a, b, n, a_info, b_info) -> bool:
         delta = b - a

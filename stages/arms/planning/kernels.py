@@ -340,13 +340,13 @@ def _reach(q, clearance, wanted, rate, first, model, T, ca, cw, bc, bo, bax):
 
 
 @nb.njit(**_JIT)
-def edge_walk(a, b, n, clearance, weights, fd, ix, undecided):
+def edge_walk(a, b, n, clearance, weights, stop_after, fd, ix, undecided):
     """The interior states i/n of the straight edge a → b, spaced ``n`` steps, walked in bisection
     order (coarse to fine) and skipped where a proven state's clearance bubble covers them (pair p's
     distance changes at most ``weights[p] · |b - a|`` per unit of the edge parameter). Returns
     (VIOLATED, i) at the first state proven too close, else (CLEAR or UNDECIDED, count) with the
-    undecided states' indices in ``undecided[:count]`` in the order met (for MuJoCo to judge), and
-    the number of states posed in ``undecided[-1]``."""
+    undecided states' indices in ``undecided[:count]`` in the order met (for MuJoCo to judge; the walk
+    stops at ``stop_after`` of them), and the number of states posed in ``undecided[-1]``."""
     model = _unpack(fd, ix)
     T, ca, cw, bc, bo, bax = _scratch(model)
     D, P = len(a), weights.shape[0]
@@ -392,6 +392,8 @@ def edge_walk(a, b, n, clearance, weights, fd, ix, undecided):
         if s == UNDECIDED:
             undecided[count] = i
             count += 1
+            if count == stop_after:
+                break
         steps = min(r * n * (1.0 - 1e-9), float(n))
         left = min(i - 1, int(math.ceil(i - steps)) - 1)
         right = max(i + 1, int(math.floor(i + steps)) + 1)
