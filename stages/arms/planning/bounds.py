@@ -108,12 +108,12 @@ class GeomBounds:
                               (kind[ia] == ROUND) & (kind[ib] == ROUND) & exact[ia] & exact[ib])
         self.exact_pairs = pair_exact.astype(bool)
         # the kernels' order: by the kinds of the two containers (capsules, box–capsules, box–box, then
-        # the pairs with a plane, which have no ball test): a run of each, so the branches predict
+        # the pairs with a plane): a run of each, so the branches predict
         order = np.argsort(kind[ia] * 3 + kind[ib], kind="stable")
         ia, ib = ia[order], ib[order]
         floats = dict(B=kinematics.frame_basis, q0=kinematics.frame_qpos0, cap_a=cap_a, cap_b=cap_b,
                       cap_r=cap_r, ball_c=ball_c, box_o=box_o, box_ax=box_ax, box_e=box_e,
-                      rsum=np.where(kind[ia] == PLANE, np.inf, ball_r[ia] + ball_r[ib]))
+                      rsum=np.where(kind[ia] == PLANE, ball_r[ib], ball_r[ia] + ball_r[ib]))
         ints = dict(parent=kinematics.frame_parent, qidx=kinematics.frame_joint,
                     hinge=kinematics.frame_hinge, cap_frame=cap_frame, cap_start=cap_start,
                     geom_frame=frame, kind=kind, pair_a=ia, pair_b=ib, pair_exact=pair_exact[order],

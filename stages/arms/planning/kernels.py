@@ -10,8 +10,8 @@ state is checked in a few µs).
 
 Every kernel releases the GIL: threads check states in parallel. Nothing allocates per pair. Speed
 notes, measured: a helper called per pair with its arrays reference-counted costs ~100 ns a call
-(``_LEAF`` helpers allocate nothing and count nothing); the solid pairs' balls are tested in the
-loop itself, squared, before any call (most pairs stop there).
+(``_LEAF`` helpers allocate nothing and count nothing); the balls (against each other, squared, or
+against a plane) are tested in the loop itself, before any call: most pairs stop there.
 """
 
 from __future__ import annotations
@@ -159,6 +159,13 @@ def _pose(q, model, T, M, ca, cw, bc, bo, bax):
 
 
 @nb.njit(**_LEAF)
+def _plane_ball(a, b, radius, bc, bo, bax) -> float:
+    """How far geom ``b``'s ball (``radius``) is above plane ``a`` (-inf for a plane's infinite ball)."""
+    return ((bc[b, 0] - bo[a, 0]) * bax[a, 0, 2] + (bc[b, 1] - bo[a, 1]) * bax[a, 1, 2]
+            + (bc[b, 2] - bo[a, 2]) * bax[a, 2, 2] - radius)
+
+
+@nb.njit(**_LEAF)
 def _pair_bound(p, best, enough, kind, cap_start, cap_r, box_e, pair_a, pair_b, ca, cw, bo, bax) -> float:
     """A lower bound (m, before ROUNDING_M) on pair ``p``'s distance, at least ``best`` (the balls'
     bound, which the callers test first: 90 % of pairs stop there); returns as soon as one reaches
@@ -235,7 +242,6 @@ def _decide_one(q, clearance, model, T, ca, cw, bc, bo, bax, undecided):
         if k == first:
             continue
         a, b = pair_a[p], pair_b[p]
-        low = -np.inf
         if p < NS:
             d0, d1, d2 = bc[a, 0] - bc[b, 0], bc[a, 1] - bc[b, 1], bc[a, 2] - bc[b, 2]
             dd = d0 * d0 + d1 * d1 + d2 * d2
@@ -243,6 +249,10 @@ def _decide_one(q, clearance, model, T, ca, cw, bc, bo, bax, undecided):
             if dd >= need * need:
                 continue
             low = math.sqrt(dd) - rsum[p]
+        else:
+            low = _plane_ball(a, b, rsum[p], bc, bo, bax)
+            if low >= enough:
+                continue
         low = _pair_bound(p, low, enough, kind, cap_start, cap_r, box_e, pair_a, pair_b, ca, cw, bo, bax)
         if low - ROUNDING_M >= clearance:
             continue
@@ -293,10 +303,11 @@ def lower_bounds(states, fd, ix, out):
         _pose(states[n], model, T, T[-1], ca, cw, bc, bo, bax)
         for p in range(len(pair_a)):
             a, b = pair_a[p], pair_b[p]
-            low = -np.inf
             if p < NS:
                 d0, d1, d2 = bc[a, 0] - bc[b, 0], bc[a, 1] - bc[b, 1], bc[a, 2] - bc[b, 2]
                 low = math.sqrt(d0 * d0 + d1 * d1 + d2 * d2) - rsum[p]
+            else:
+                low = _plane_ball(a, b, rsum[p], bc, bo, bax)
             low = _pair_bound(p, low, np.inf, kind, cap_start, cap_r, box_e, pair_a, pair_b, ca, cw, bo, bax)
             out[n, pair_index[p]] = low - ROUNDING_M
 
@@ -319,7 +330,6 @@ def _reach(q, clearance, wanted, rate, first, model, T, ca, cw, bc, bo, bax):
             continue
         a, b = pair_a[p], pair_b[p]
         enough = clearance + reach * rate[p] + ROUNDING_M
-        low = -np.inf
         if p < NS:
             d0, d1, d2 = bc[a, 0] - bc[b, 0], bc[a, 1] - bc[b, 1], bc[a, 2] - bc[b, 2]
             dd = d0 * d0 + d1 * d1 + d2 * d2
@@ -327,6 +337,10 @@ def _reach(q, clearance, wanted, rate, first, model, T, ca, cw, bc, bo, bax):
             if dd >= need * need:
                 continue
             low = math.sqrt(dd) - rsum[p]
+        else:
+            low = _plane_ball(a, b, rsum[p], bc, bo, bax)
+            if low >= enough:
+                continue
         low = _pair_bound(p, low, enough, kind, cap_start, cap_r, box_e, pair_a, pair_b, ca, cw, bo, bax)
         low -= ROUNDING_M
         if low < clearance:
