@@ -315,7 +315,8 @@ def test_mesh_pairs_proven_apart_are_apart_for_mujoco_too(robot):
     world = _world(robot, SCENE)
     checker = ClearanceChecker.for_world(world, world.robot.joint_names(), world.clearance_m)
     bounds, m, c = GeomBounds.for_checker(checker), checker.model, checker.clearance_m
-    mesh = np.array([m.geom_type[a] == m.geom_type[b] == mujoco.mjtGeom.mjGEOM_MESH for a, b in checker.pairs])
+    mesh = m.geom_type[checker.pairs].max(axis=1) == m.geom_type[checker.pairs].min(axis=1)
+    mesh &= m.geom_type[checker.pairs[:, 0]] == mujoco.mjtGeom.mjGEOM_MESH
     states = _states(world, np.random.default_rng(2), 15)
     lower = bounds.pair_lower_bounds(states)
     measured, zero, short = 0, 0, 0
