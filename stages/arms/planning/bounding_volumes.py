@@ -10,6 +10,7 @@ collides a mesh's convex hull, which lies in any convex solid that holds its ver
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -149,6 +150,12 @@ def fit_capsules(points_m: np.ndarray) -> list[BoundingCapsule]:
     return best
 
 
+@functools.lru_cache(maxsize=512)
+def _fit_capsules_once(vertices: bytes, count: int) -> tuple[BoundingCapsule, ...]:
+    """:func:`fit_capsules` once per mesh (every checker of a group fits the same meshes)."""
+    return tuple(fit_capsules(np.frombuffer(vertices, float).reshape(count, 3)))
+
+
 @dataclass(frozen=True)
 class BoundingBox:
     """A box that contains one geom: centre ``center_m`` and half sizes ``half_m`` along the geom
@@ -202,7 +209,8 @@ def bounding_capsules(model, geom: int) -> list[BoundingCapsule] | None:
     import mujoco
 
     if int(model.geom_type[geom]) == mujoco.mjtGeom.mjGEOM_MESH:
-        return fit_capsules(_mesh_vertices(model, geom))
+        v = np.ascontiguousarray(_mesh_vertices(model, geom))
+        return list(_fit_capsules_once(v.tobytes(), v.shape[0]))
     cap = bounding_capsule(model, geom)
     return None if cap is None else [cap]
 

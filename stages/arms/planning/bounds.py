@@ -149,6 +149,13 @@ class GeomBounds:
         status, n = kernels.decide(q, float(clearance_m), self._fd, self._ix, buf)
         return status, buf[:n]
 
+    def proven_share(self, states: np.ndarray, valid: np.ndarray, clearance_m: float) -> float:
+        """The share of the ``valid`` ones of ``states`` that the bounds prove (1 when none is valid):
+        where it is small (a pair always closer than its containers allow, as Fetch's torso and shoulder
+        meshes), walks that lean on the bounds' bubbles are not worth it."""
+        valid = np.asarray(valid, bool)
+        return float(self.clear(np.asarray(states)[valid], clearance_m).mean()) if valid.any() else 1.0
+
     # ------------------------------------------------------------------ many states
     def pair_lower_bounds(self, states: np.ndarray) -> np.ndarray:
         """(N, P): for each state and each checked pair (``pairs`` order), a lower bound (m) on the

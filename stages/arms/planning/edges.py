@@ -34,6 +34,8 @@ import numpy as np
 
 from stages.arms.planning.bounds import CLEAR, UNDECIDED
 
+MIN_PROVEN_SHARE = 0.2   # the compiled walk where the bounds prove at least this share of valid states
+
 
 def geom_reach(model, joint_names: Sequence[str], held=None) -> np.ndarray:
     """(ngeom, D): how far (m) any point of geom g can be from joint k's axis when joint k moves it
@@ -78,6 +80,18 @@ def pair_motion_weights(checker, reach: np.ndarray) -> np.ndarray:
     return checker.pair_joint_masks() * (reach[pairs[:, 0]] + reach[pairs[:, 1]])
 
 
+def _proven_share(checker, bounds, samples: int = 128) -> float:
+    """The share of valid states, uniform over the joints' ranges (a fixed seed), the bounds prove."""
+    m = checker.model
+    lo, hi = np.full(len(checker.qpos_adr), -np.pi), np.full(len(checker.qpos_adr), np.pi)
+    for k, adr in enumerate(checker.qpos_adr):
+        j = int(np.flatnonzero(m.jnt_qposadr == adr)[0])
+        if m.jnt_limited[j]:
+            lo[k], hi[k] = m.jnt_range[j]
+    states = np.random.default_rng(0).uniform(lo, hi, (samples, len(lo)))
+    return bounds.proven_share(states, [checker.is_valid(q) for q in states], checker.clearance_m)
+
+
 def van_der_corput(n: int) -> np.ndarray:
     """Order 1..n-1 so that early checks are spread out (bisection order)."""
     return _van_der_corput(int(n)).copy()
@@ -116,8 +130,12 @@ class EdgeChecker:
         self.checker, self.batch = checker, batch
         self.radii = np.asarray(radii, float)
         self.step_m = float(step_m)
-        # the compiled walk (the checker's pre-test proves the bubbles), else MuJoCo's clearance queries
-        self.compiled = bubbles and batch is None and getattr(checker, "bounds", None) is not None
+        # the compiled walk (the checker's pre-test proves the bubbles), else MuJoCo's clearance queries;
+        # the walk only where the bounds prove most states (else it gets no bubbles: Fetch's torso and
+        # shoulder meshes are always closer than their containers allow)
+        bounds = getattr(checker, "bounds", None)
+        self.compiled = bool(bubbles and batch is None and bounds is not None
+                             and _proven_share(checker, bounds) >= MIN_PROVEN_SHARE)
         self.weights = None
         if bubbles and batch is None and hasattr(checker, "clearance_query"):
             reach = geom_reach(checker.model, checker.joint_names, checker.held)
