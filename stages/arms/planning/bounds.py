@@ -167,9 +167,9 @@ class GeomBounds:
 
     def classify(self, states: np.ndarray, clearance_m: float, threads: int = 1,
                  pool: ThreadPoolExecutor | None = None) -> np.ndarray:
-        """(N,) int8: CLEAR, VIOLATED or UNDECIDED per state, spread over ``threads`` threads
-        (interleaved; ``pool`` runs the extra ones); after the first VIOLATED state every thread stops
-        and the states not reached keep -1."""
+        """(N,) int8: CLEAR, VIOLATED or UNDECIDED per state, spread over ``threads`` threads (a block
+        each; ``pool`` runs the extra ones); after the first VIOLATED state every thread stops and the
+        states not reached keep -1."""
         Q = np.ascontiguousarray(np.atleast_2d(states), float)
         status = np.full(len(Q), -1, np.int8)
         stop = np.zeros(1, np.int8)
@@ -178,9 +178,11 @@ class GeomBounds:
         if lanes == 1 or pool is None:
             kernels.classify(Q, np.arange(len(Q)), clearance_m, self._fd, self._ix, stop, status)
             return status
-        futures = [pool.submit(kernels.classify, Q, np.arange(k, len(Q), lanes), clearance_m, self._fd,
-                               self._ix, stop, status) for k in range(1, lanes)]
-        kernels.classify(Q, np.arange(0, len(Q), lanes), clearance_m, self._fd, self._ix, stop, status)
+        # one contiguous block per thread (interleaved states share cache lines of ``status``)
+        blocks = np.array_split(np.arange(len(Q)), lanes)
+        futures = [pool.submit(kernels.classify, Q, block, clearance_m, self._fd, self._ix, stop, status)
+                   for block in blocks[1:]]
+        kernels.classify(Q, blocks[0], clearance_m, self._fd, self._ix, stop, status)
         for f in futures:
             f.result()
         return status
