@@ -87,6 +87,8 @@ class ClearanceChecker:
         and its fingers).
     held: an object carried by a gripper (moves with it, checked against everything).
     horizon_m: how far :meth:`clearance_query` reports distances (default clearance + 5 cm).
+    bounds: the pre-test of a checker of the same pairs (another clearance), to share rather than
+        build again.
     pretest: decide states by the compiled lower bounds first (:mod:`~stages.arms.planning.bounds`),
         MuJoCo only on the pairs they leave undecided; False: MuJoCo's collision pipeline on every
         state (the baseline the benchmarks compare against). While the kernels are still compiling in
@@ -104,6 +106,7 @@ class ClearanceChecker:
         held: HeldObject | None = None,
         horizon_m: float | None = None,
         pretest: bool = True,
+        bounds: GeomBounds | None = None,
     ):
         if not clearance_m >= 0:
             raise ValueError(f"clearance_m must be >= 0, got {clearance_m}")
@@ -153,7 +156,7 @@ class ClearanceChecker:
             raise ValueError(f"horizon_m must exceed clearance_m ({self.clearance_m}), got {horizon_m}")
         self._horizon = None   # built on the first clearance_query
         self.pretest = bool(pretest) and kernels_ready()   # decided once: a checker never switches paths
-        self._bounds = None    # built on the first check with the pre-test
+        self._bounds = bounds if self.pretest else None   # else built on the first check with the pre-test
         self._local = threading.local()
         self._count_lock = threading.Lock()
         self._tallies: list[_Tally] = []   # one per thread that checked (outlives its MjData)
@@ -384,10 +387,24 @@ class ClearanceChecker:
         return float(mujoco.mj_geomDistance(self.model, d, g1, g2, DISTMAX_M, None))
 
     def proximity(self, q: np.ndarray) -> Proximity:
-        """The true smallest distance over all checked pairs (capped at DISTMAX_M) and its pair."""
+        """The true smallest distance over all checked pairs (capped at DISTMAX_M) and its pair.
+
+        With the pre-test, pairs are measured in the order of their lower bounds and the rest skipped
+        once a bound (apart, so at most the pair's distance) reaches the best distance found; a pair
+        whose bound is negative is always measured (its containers overlap: the bound is no bound on
+        how deep it goes)."""
         d = self._set(q)
         best, pair = DISTMAX_M, (-1, -1)
-        for g1, g2 in self.pairs:
+        bounds = self._bounds or self.bounds
+        order = range(len(self.pairs))
+        low = None
+        if bounds is not None:
+            low = bounds.pair_lower_bounds(q)[0]
+            order = np.argsort(low, kind="stable").tolist()
+        for k in order:
+            if low is not None and low[k] >= max(best, 0.0):
+                break
+            g1, g2 = self.pairs[k]
             dist = self._exact(d, g1, g2)
             if dist < best:
                 best, pair = dist, (g1, g2)

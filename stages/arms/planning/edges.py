@@ -80,7 +80,7 @@ def pair_motion_weights(checker, reach: np.ndarray) -> np.ndarray:
     return checker.pair_joint_masks() * (reach[pairs[:, 0]] + reach[pairs[:, 1]])
 
 
-def _proven_share(checker, bounds, samples: int = 128) -> float:
+def _proven_share(checker, bounds, samples: int = 64) -> float:
     """The share of valid states, uniform over the joints' ranges (a fixed seed), the bounds prove."""
     m = checker.model
     lo, hi = np.full(len(checker.qpos_adr), -np.pi), np.full(len(checker.qpos_adr), np.pi)
@@ -119,12 +119,14 @@ def _fractions(n: int) -> np.ndarray:
 
 class EdgeChecker:
     """``motion_valid(a, b)``: every state along the straight edge, at a spacing of
-    ``step_m`` of geometry motion, is valid at the checker's clearance.
+    ``step_m`` of geometry motion, is valid at the checker's clearance. ``walk``: use the compiled walk
+    (None: where the checker's bounds prove at least ``MIN_PROVEN_SHARE`` of valid states).
 
     With ``bubbles`` (and a checker offering ``clearance_query``) states inside a clearance
     bubble of a checked state are proven valid instead of checked (module docstring)."""
 
-    def __init__(self, checker, radii: np.ndarray, step_m: float, bubbles: bool = True, batch=None):
+    def __init__(self, checker, radii: np.ndarray, step_m: float, bubbles: bool = True, batch=None,
+                 walk: bool | None = None):
         if step_m <= 0:
             raise ValueError("step_m must be positive")
         self.checker, self.batch = checker, batch
@@ -134,8 +136,9 @@ class EdgeChecker:
         # the walk only where the bounds prove most states (else it gets no bubbles: Fetch's torso and
         # shoulder meshes are always closer than their containers allow)
         bounds = getattr(checker, "bounds", None)
-        self.compiled = bool(bubbles and batch is None and bounds is not None
-                             and _proven_share(checker, bounds) >= MIN_PROVEN_SHARE)
+        if walk is None and bubbles and batch is None and bounds is not None:
+            walk = _proven_share(checker, bounds) >= MIN_PROVEN_SHARE
+        self.compiled = bool(bubbles and batch is None and bounds is not None and walk)
         self.weights = None
         if bubbles and batch is None and hasattr(checker, "clearance_query"):
             reach = geom_reach(checker.model, checker.joint_names, checker.held)

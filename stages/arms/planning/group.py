@@ -71,6 +71,7 @@ class ArmGroup:
         self._held = held
         kw["pretest"] = s.pretest
         self.checker = ClearanceChecker(model, self.joint_names, self.clearance_m + s.padding_m, **kw)
+        kw["bounds"] = self.checker.bounds   # the same pairs at other clearances: one pre-test
         self.exact_checker = ClearanceChecker(model, self.joint_names, self.clearance_m, **kw)
         self.touch_checker = ClearanceChecker(model, self.joint_names, 0.0, **kw)
         radii = joint_radii(model, self.joint_names, held=held)
@@ -81,7 +82,8 @@ class ArmGroup:
         batched = not s.pretest and s.threads > 1
         self.edges = EdgeChecker(self.checker, radii, step, bubbles=s.bubbles,
                                  batch=self.batch if batched else None)
-        self._touch_edges = EdgeChecker(self.touch_checker, radii, step, bubbles=s.bubbles)
+        self._touch_edges = EdgeChecker(self.touch_checker, radii, step, bubbles=s.bubbles,
+                                        walk=self.edges.compiled)
         # states checked with their clearance bubble, kept by the planner for the edges they end
         self._query = (self.checker.clearance_query
                        if s.bubbles and not batched and not self.edges.compiled else None)
@@ -222,7 +224,7 @@ class ArmGroup:
             self._partial[key] = ClearanceChecker(
                 self.model, self.joint_names, self.checker.clearance_m, base_qpos=self.base_qpos,
                 disabled_bodies=bodies + list(self._disabled), allowed_pairs=self._allowed,
-                held=self._held)
+                held=self._held, pretest=self.settings.pretest)
         return self._partial[key]
 
     def plan_cartesian(self, goals: Mapping[str, Sequence[float]], start: np.ndarray,

@@ -116,6 +116,22 @@ def test_bounds_never_exceed_a_close_pairs_true_distance(checker):
     assert stats["proven"] >= PROVEN_SHARE[robot] * stats["valid"], stats  # and the pre-test is of use
 
 
+def test_proximity_ordered_by_the_bounds_is_the_brute_force_minimum(checker):
+    """proximity() measures pairs in the order of their bounds and stops early; MuJoCo's minimum over
+    every pair (pretest off) is the same, touching and overlapping states included."""
+    robot, world, checker = checker
+    plain = ClearanceChecker.for_world(world, world.robot.joint_names(), world.clearance_m, pretest=False)
+    assert checker.bounds is not None and plain.bounds is None
+    states = _states(world, np.random.default_rng(3), 5)
+    found = [checker.proximity(q) for q in states]
+    assert [p.distance_m for p in found] == [plain.proximity(q).distance_m for q in states]
+    names = {(checker.geom_name(a), checker.geom_name(b)): k for k, (a, b) in enumerate(checker.pairs)}
+    for q, p in zip(states, found, strict=True):    # the pair named is one at that distance (ties: either)
+        k = names[(p.geom1, p.geom2)]
+        assert checker.pair_distances(q, checker.pairs[k:k + 1])[0] == p.distance_m
+    assert min(p.distance_m for p in found) < 0 < max(p.distance_m for p in found)
+
+
 def test_too_small_a_capsule_is_caught():
     """The property test can fail: capsules (and boxes) 3 mm too thin give bounds above the truth."""
     world = _world("twin_panda", SCENE)
