@@ -145,7 +145,7 @@ class GeomBounds:
     def decide(self, q: np.ndarray, clearance_m: float) -> tuple[int, np.ndarray]:
         """(CLEAR, VIOLATED or UNDECIDED, the undecided pairs' indices) for one state."""
         buf = self._undecided()
-        q = np.ascontiguousarray(q, float)
+        q = _arg(q)
         status, n = kernels.decide(q, float(clearance_m), self._fd, self._ix, buf)
         return status, buf[:n]
 
@@ -160,7 +160,7 @@ class GeomBounds:
     def pair_lower_bounds(self, states: np.ndarray) -> np.ndarray:
         """(N, P): for each state and each checked pair (``pairs`` order), a lower bound (m) on the
         pair's true distance (every bound in full; -inf for two planes)."""
-        Q = np.ascontiguousarray(np.atleast_2d(states), float)
+        Q = _arg(np.atleast_2d(states))
         out = np.empty((len(Q), len(self.pairs)))
         kernels.lower_bounds(Q, self._fd, self._ix, out)
         return out
@@ -170,7 +170,7 @@ class GeomBounds:
         """(N,) int8: CLEAR, VIOLATED or UNDECIDED per state, spread over ``threads`` threads (a block
         each; ``pool`` runs the extra ones); after the first VIOLATED state every thread stops and the
         states not reached keep -1."""
-        Q = np.ascontiguousarray(np.atleast_2d(states), float)
+        Q = _arg(np.atleast_2d(states))
         status = np.full(len(Q), -1, np.int8)
         stop = np.zeros(1, np.int8)
         lanes = max(1, min(threads, len(Q) // 8))
@@ -189,7 +189,7 @@ class GeomBounds:
 
     def clear(self, states: np.ndarray, clearance_m: float) -> np.ndarray:
         """(N,) bool: True where every checked pair is proven at least ``clearance_m`` apart."""
-        Q = np.ascontiguousarray(np.atleast_2d(states), float)
+        Q = _arg(np.atleast_2d(states))
         status = np.empty(len(Q), np.int8)
         stop = np.zeros(1, np.int8)
         for i in range(len(Q)):      # one state at a time: a VIOLATED one must not stop the others
@@ -203,11 +203,16 @@ class GeomBounds:
         proven too close, else (CLEAR or UNDECIDED, the undecided states' indices coarse to fine, posed);
         ``stop_after`` > 0 stops the walk at that many undecided states."""
         buf = np.empty(n + 1, np.int64)
-        status, k = kernels.edge_walk(np.ascontiguousarray(a, float), np.ascontiguousarray(b, float), int(n),
-                                      float(clearance_m), np.ascontiguousarray(weights, float),
+        status, k = kernels.edge_walk(_arg(a), _arg(b), int(n), float(clearance_m), _arg(weights),
                                       int(stop_after), self._fd, self._ix, buf)
         posed = int(buf[-1])
         return (status, np.array([k]), posed) if status == VIOLATED else (status, buf[:k].copy(), posed)
+
+
+def _arg(x) -> np.ndarray:
+    """An array as the kernels were compiled for: float64, C-contiguous, writeable (numba types a
+    read-only array, e.g. a JointPath's waypoint, apart: another ~5 s compile)."""
+    return np.require(x, np.float64, ["C", "W"])
 
 
 def _pack(K: int, S: int, G: int, NS: int, floats: dict, ints: dict) -> tuple[np.ndarray, np.ndarray]:

@@ -52,3 +52,22 @@ def test_the_background_compile_writes_the_marker_and_removes_its_lock(tmp_path)
     subprocess.run([sys.executable, "-m", "stages.arms.planning.warm_up", str(lock)], check=True, timeout=300)
     assert not lock.exists()
     assert warm_up._marker().exists()
+
+
+def test_inputs_of_any_layout_reach_the_kernels_compiled_once():
+    """A read-only or strided state (a JointPath's waypoints are read-only) must not make numba compile
+    another signature of a kernel (~5 s in the middle of a plan)."""
+    import numpy as np
+
+    from stages.arms.planning import kernels
+
+    bounds = warm_up._exercise()
+    signatures = {name: len(getattr(kernels, name).signatures) for name in ("decide", "classify", "edge_walk")}
+    q = np.zeros((1, 2))[:, 0]                     # strided
+    frozen = np.zeros(1)
+    frozen.setflags(write=False)                  # read-only
+    for state in (q, frozen, [0.0]):
+        bounds.decide(state, 0.005)
+        bounds.classify(np.atleast_2d(state), 0.005)
+        bounds.edge_walk(state, frozen, 4, 0.005, np.ones((len(bounds.pairs), 1)))
+    assert {name: len(getattr(kernels, name).signatures) for name in signatures} == signatures
