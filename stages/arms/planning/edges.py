@@ -47,22 +47,34 @@ def geom_reach(model, joint_names: Sequence[str], held=None) -> np.ndarray:
 
     if held is not None and held.body_id < 0:
         held = held.bind(model)
+    # below[b, a]: the body offsets from body b up to its ancestor a (a itself excluded), NaN if a is not
+    # b or above it
+    nb = model.nbody
+    offset = np.linalg.norm(model.body_pos, axis=1)
+    below = np.full((nb, nb), np.nan)
+    for b in range(nb):
+        x, acc = b, 0.0
+        while True:
+            below[b, x] = acc
+            if x == 0:
+                break
+            acc += offset[x]
+            x = int(model.body_parentid[x])
+    body = model.geom_bodyid.copy()
+    own = np.linalg.norm(model.geom_pos, axis=1) + model.geom_rbound
+    if held is not None:                      # it rides on the hand, at its grasp offset
+        carried = body == held.body_id
+        own[carried] += float(np.linalg.norm(np.asarray(held.T_attach_obj, float)[:3, 3]))
+        body[carried] = held.attach_id
     out = np.zeros((model.ngeom, len(joint_names)))
     for k, name in enumerate(joint_names):
         j = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, name)
-        body, anchor = int(model.jnt_bodyid[j]), float(np.linalg.norm(model.jnt_pos[j]))
-        slide = model.jnt_type[j] == mujoco.mjtJoint.mjJNT_SLIDE
-        for g in range(model.ngeom):
-            b = int(model.geom_bodyid[g])
-            reach = float(np.linalg.norm(model.geom_pos[g])) + float(model.geom_rbound[g])
-            if held is not None and b == held.body_id:   # it rides on the hand, at its grasp offset
-                reach += float(np.linalg.norm(np.asarray(held.T_attach_obj, float)[:3, 3]))
-                b = held.attach_id
-            while b != body and b != 0:
-                reach += float(np.linalg.norm(model.body_pos[b]))
-                b = int(model.body_parentid[b])
-            if b == body:
-                out[g, k] = 1.0 if slide else reach + anchor
+        chain = below[body, int(model.jnt_bodyid[j])]
+        moved = ~np.isnan(chain)
+        if model.jnt_type[j] == mujoco.mjtJoint.mjJNT_SLIDE:
+            out[moved, k] = 1.0
+        else:
+            out[moved, k] = own[moved] + chain[moved] + float(np.linalg.norm(model.jnt_pos[j]))
     return out
 
 
