@@ -62,7 +62,8 @@ def test_inputs_of_any_layout_reach_the_kernels_compiled_once():
     from stages.arms.planning import kernels
 
     bounds = warm_up._exercise()
-    signatures = {name: len(getattr(kernels, name).signatures) for name in ("decide", "classify", "edge_walk")}
+    names = ("decide", "classify", "edge_walk")
+    signatures = {name: len(getattr(kernels, name).signatures) for name in names}
     q = np.zeros((1, 2))[:, 0]                     # strided
     frozen = np.zeros(1)
     frozen.setflags(write=False)                  # read-only
