@@ -11,7 +11,9 @@ state is checked in a few µs).
 Every kernel releases the GIL: threads check states in parallel. Nothing allocates per pair. Speed
 notes, measured: a helper called per pair with its arrays reference-counted costs ~100 ns a call
 (``_LEAF`` helpers allocate nothing and count nothing); the balls (against each other, squared, or
-against a plane) are tested in the loop itself, before any call: most pairs stop there.
+against a plane) are tested in the loop itself, before any call: most pairs stop there. That test is
+written out in both loops (a state's and the walk's) on purpose: as a shared helper, even a small
+``_LEAF`` one, a state took 11 µs instead of 6 (numba calls it, it is not inlined).
 """
 
 from __future__ import annotations
