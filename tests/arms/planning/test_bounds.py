@@ -6,9 +6,16 @@ import mujoco
 import numpy as np
 import pytest
 from omegaconf import OmegaConf
+from scipy.spatial import ConvexHull
 
 from core.errors import ConfigError
-from stages.arms.planning.bounding_volumes import BoundingBox, BoundingCapsule, bounding_capsule
+from stages.arms.planning.bounding_volumes import (
+    BoundingBox,
+    BoundingCapsule,
+    bounding_box,
+    bounding_capsule,
+    bounding_capsules,
+)
 from stages.arms.planning.bounds import CLEAR, VIOLATED, GeomBounds
 from stages.arms.planning.checker import ClearanceChecker
 from stages.arms.planning.geom_kinematics import GeomKinematics
@@ -222,6 +229,7 @@ def test_mesh_capsules_hold_every_vertex_in_the_geoms_frame(robot):
     """MuJoCo keeps mesh vertices in the geom's frame (its geom_aabb is their box), and each mesh's
     fitted capsule holds every vertex; primitives' capsules hold sampled surface points."""
     m = _world(robot, SCENE).model
+    rng = np.random.default_rng(0)
     meshes = np.flatnonzero(m.geom_type == mujoco.mjtGeom.mjGEOM_MESH)
     assert len(meshes)
     for g in meshes:
@@ -232,6 +240,17 @@ def test_mesh_capsules_hold_every_vertex_in_the_geoms_frame(robot):
         cap = bounding_capsule(m, int(g))
         assert cap.distances_m(v).max() <= cap.radius_m
         assert cap.volume_m3 <= 4 / 3 * np.pi * (np.linalg.norm(v, axis=1).max() + 1e-8) ** 3
+        # the pieces' union holds the convex hull (MuJoCo collides the hull): its vertices and points
+        # on its faces; the box holds every vertex
+        hull = ConvexHull(v)
+        w = rng.dirichlet(np.ones(3), (400, 1))[:, 0]
+        faces = v[hull.simplices[rng.integers(0, len(hull.simplices), 400)]]
+        points = np.concatenate([v, np.einsum("nk,nkx->nx", w, faces)])
+        pieces = bounding_capsules(m, int(g))
+        outside = np.min([c.distances_m(points) - c.radius_m for c in pieces], axis=0)
+        assert outside.max() <= 1e-12, (g, len(pieces), outside.max())
+        box = bounding_box(m, int(g))
+        assert np.all(np.abs(v - box.center_m) <= box.half_m)
 
 
 @pytest.mark.parametrize("kind, size", [("box", "0.3 0.02 0.1"), ("box", "0.05 0.05 0.05"),
