@@ -212,7 +212,9 @@ class GeomBounds:
 def _arg(x) -> np.ndarray:
     """An array as the kernels were compiled for: float64, C-contiguous, writeable (numba types a
     read-only array, e.g. a JointPath's waypoint, apart: another ~5 s compile)."""
-    return np.require(x, np.float64, ["C", "W"])
+    if type(x) is np.ndarray and x.dtype == np.float64 and x.flags.c_contiguous and x.flags.writeable:
+        return x                              # the common case: 0.6 µs against np.require's 2
+    return np.array(x, np.float64, order="C")
 
 
 def _pack(K: int, S: int, G: int, NS: int, floats: dict, ints: dict) -> tuple[np.ndarray, np.ndarray]:
