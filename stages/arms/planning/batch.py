@@ -37,6 +37,11 @@ class BatchChecker:
         self.proven = 0   # states the pre-test decided (no MuJoCo call)
         self._pool = ThreadPoolExecutor(self.threads - 1, "checker") if self.threads > 1 else None
 
+    @property
+    def pool(self) -> ThreadPoolExecutor | None:
+        """The worker threads (None with one thread): smoothing checks its chords on them too."""
+        return self._pool
+
     def first_invalid(self, states: np.ndarray) -> int:
         """The index of an invalid state (the first met in the order given), or -1 when every state is
         valid."""

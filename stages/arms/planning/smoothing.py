@@ -60,10 +60,19 @@ def _first_valid(chords, edges, batch):
         return None
     if edges.compiled:               # the compiled pre-test: ends, then the edge's walk
         valid = edges.checker.is_valid
-        for chord in chords:
+
+        def ok(chord) -> bool:
             qa, qb = chord[3], chord[4]
-            if valid(qa) and valid(qb) and edges.motion_valid(qa, qb):
-                return chord
+            return valid(qa) and valid(qb) and edges.motion_valid(qa, qb)
+
+        lanes = batch.threads if batch is not None and batch.pool is not None else 1
+        for k in range(0, len(chords), lanes):   # with threads, that many chords at once (no GIL in
+            group = chords[k:k + lanes]          # the walks); the first valid one in order wins
+            rest = [batch.pool.submit(ok, chord) for chord in group[1:]] if lanes > 1 else []
+            verdicts = [ok(group[0])] + [f.result() for f in rest]
+            for chord, good in zip(group, verdicts, strict=True):
+                if good:
+                    return chord
         return None
     if edges.weights is not None:    # clearance bubbles
         query = edges.checker.clearance_query

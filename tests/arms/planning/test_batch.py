@@ -92,6 +92,11 @@ def test_shortcutting_keeps_only_valid_chords_and_stops_when_no_longer_shorter(w
     again, _ = shortcut(path, edges, batch, np.random.default_rng(8), deadline=np.inf, candidates=8,
                         rounds=200, patience=3)
     assert np.array_equal(np.array(short), np.array(again))   # a seed gives the same path
+    two = BatchChecker(checker, 2)            # chords two at a time on two threads: the same path
+    paired, _ = shortcut(path, edges, two, np.random.default_rng(8), deadline=np.inf, candidates=8,
+                         rounds=200, patience=3)
+    two.close()
+    assert np.array_equal(np.array(short), np.array(paired))
 
 
 def test_thread_count_is_checked_at_compose_time():
