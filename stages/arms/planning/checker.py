@@ -1,6 +1,11 @@
 """Clearance checking: is every pair of geometry that may not touch at least ``clearance_m`` apart?
 
-The fast test runs MuJoCo's own collision pipeline on a private copy of the model in
+By default a state is first put to the compiled pre-test (:mod:`~stages.arms.planning.bounds`):
+proven lower bounds on every pair's distance decide most states without MuJoCo, and
+``mj_geomDistance`` measures only the pairs they leave undecided. Without it (``pretest=False``,
+or while the kernels compile in a fresh environment) the test below decides every state.
+
+The MuJoCo test runs MuJoCo's own collision pipeline on a private copy of the model in
 which every collision geom carries a margin of ``clearance_m / 2``. MuJoCo adds the
 two geoms' margins, so a contact is generated for the pairs closer than
 ``clearance_m`` (not 2×, the classic mistake). Each candidate contact is then
