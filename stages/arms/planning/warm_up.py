@@ -14,6 +14,7 @@ the first check compile in the process instead (the tests that need the kernels 
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import subprocess
 import sys
@@ -25,6 +26,7 @@ import numba
 
 from stages.arms.planning import kernels
 
+log = logging.getLogger("choreograph.planning")
 _lock = threading.Lock()
 _state: dict = {"ready": False, "process": None}
 
@@ -80,6 +82,8 @@ def _start(marker: Path):
         os.close(os.open(lock, os.O_CREAT | os.O_EXCL))
     except OSError:
         return False
+    log.info("compiling the collision checker's kernels in the background (once per machine, ~10 s); "
+             "checking with MuJoCo alone until they are ready")
     return subprocess.Popen([sys.executable, "-m", "stages.arms.planning.warm_up", str(lock)],
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
