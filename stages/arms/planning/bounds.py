@@ -189,13 +189,7 @@ class GeomBounds:
 
     def clear(self, states: np.ndarray, clearance_m: float) -> np.ndarray:
         """(N,) bool: True where every checked pair is proven at least ``clearance_m`` apart."""
-        Q = _arg(np.atleast_2d(states))
-        status = np.empty(len(Q), np.int8)
-        stop = np.zeros(1, np.int8)
-        for i in range(len(Q)):      # one state at a time: a VIOLATED one must not stop the others
-            stop[0] = 0
-            kernels.classify(Q, np.array([i]), float(clearance_m), self._fd, self._ix, stop, status)
-        return status == CLEAR
+        return np.array([self.decide(q, clearance_m)[0] == CLEAR for q in np.atleast_2d(states)], bool)
 
     def edge_walk(self, a, b, n: int, clearance_m: float, weights: np.ndarray,
                   stop_after: int = 0) -> tuple[int, np.ndarray, int]:

@@ -197,20 +197,25 @@ class EdgeChecker:
         the bounds cannot prove usually meets it there), then, if MuJoCo finds that one valid, the
         whole walk and every other undecided state."""
         ck = self.checker
-        delta = b - a
-        judged = -1
-        for stop_after in (1, 0):
+
+        def walk(stop_after: int):
             status, undecided, posed = ck.bounds.edge_walk(a, b, n, ck.clearance_m, self.weights, stop_after)
             ck.count(posed - 2 - len(undecided))   # the ends were checked by the caller; undecided below
-            if status != UNDECIDED:
-                return status == CLEAR
-            for i in undecided.tolist():
-                if i != judged and not ck.is_valid(a + delta * (i / n)):
-                    return False
-            if stop_after == 0 or len(undecided) < stop_after:
-                return True
-            judged = int(undecided[0])
-        return True
+            return status, undecided.tolist()
+
+        def valid(i: int) -> bool:
+            return ck.is_valid(a + (b - a) * (i / n))
+
+        status, undecided = walk(1)
+        if status != UNDECIDED:
+            return status == CLEAR
+        first = undecided[0]
+        if not valid(first):
+            return False
+        status, undecided = walk(0)
+        if status != UNDECIDED:
+            return status == CLEAR
+        return all(valid(i) for i in undecided if i != first)
 
     def _bubble_valid(self, a, b, n, a_info, b_info) -> bool:
         delta = b - a

@@ -281,7 +281,7 @@ def classify(states, order, clearance, fd, ix, stop, status):
     found here or ``stop[0]`` is set elsewhere (the rest keep status -1). Returns how many were done."""
     model = _unpack(fd, ix)
     T, ca, cw, bc, bo, bax = _scratch(model)
-    undecided = np.zeros(len(model[-1]) + 1, np.int64)
+    undecided = np.zeros(len(_pair_arrays(model)[-1]) + 1, np.int64)
     done = 0
     for i in order:
         if stop[0]:
@@ -367,7 +367,7 @@ def edge_walk(a, b, n, clearance, weights, stop_after, fd, ix, undecided):
     T, ca, cw, bc, bo, bax = _scratch(model)
     D, P = len(a), weights.shape[0]
     delta = b - a
-    pair_index = model[24]
+    pair_index = _pair_arrays(model)[-1]
     rate = np.empty(P)          # in the kernels' pair order
     for p in range(P):
         acc = 0.0
