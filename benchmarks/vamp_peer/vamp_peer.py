@@ -16,12 +16,20 @@ import time
 from dataclasses import fields
 from importlib.metadata import version
 
-import numpy as np
 import fetch_planning
+import numpy as np
 from fetch_planning._ompl_vamp import KinodynamicSettings, OmplVampPlanner
-from fetch_planning.fetch import (BASE_MAX_ACCELERATION, BASE_MAX_SPEED, BASE_MAX_YAW_ACCELERATION,
-                                  BASE_MAX_YAW_RATE, BASE_REVERSE_ENABLE, HOME_JOINTS,
-                                  JOINT_ACCELERATION_LIMITS, JOINT_VELOCITY_LIMITS, fetch_robot_config)
+from fetch_planning.fetch import (
+    BASE_MAX_ACCELERATION,
+    BASE_MAX_SPEED,
+    BASE_MAX_YAW_ACCELERATION,
+    BASE_MAX_YAW_RATE,
+    BASE_REVERSE_ENABLE,
+    HOME_JOINTS,
+    JOINT_ACCELERATION_LIMITS,
+    JOINT_VELOCITY_LIMITS,
+    fetch_robot_config,
+)
 from fetch_planning.types import KinodynamicConfig
 
 FULL_NAMES = fetch_robot_config.joint_names  # 11 DOF: base x, y, theta, torso, 7 arm joints
@@ -49,7 +57,8 @@ def box_points(center, half, quat_wxyz, spacing):
 
 def model_spheres():
     """Collision spheres of the bundled spherized URDF (VAMP's Fetch model is generated from it)."""
-    path = os.path.join(os.path.dirname(fetch_planning.__file__), "resources/robot/fetch/fetch_spherized.urdf")
+    path = os.path.join(os.path.dirname(fetch_planning.__file__),
+                        "resources/robot/fetch/fetch_spherized.urdf")
     with open(path) as f:
         radii = [float(r) for r in re.findall(r'<sphere radius="([^"]+)"', f.read())]
     return sum(r > 1e-3 for r in radii)  # one 0.1 mm placeholder sphere is not a collision sphere
@@ -71,7 +80,8 @@ class Quiet:
 
 def cpu_name():
     try:
-        return next(l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name"))
+        return next(line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo")
+                    if line.startswith("model name"))
     except (OSError, StopIteration):
         return platform.machine()
 
@@ -97,7 +107,8 @@ def main():
     ap.add_argument("--planner", default="rrtc", help="OMPL planner name (rrtc = RRTConnect)")
     ap.add_argument("--time-limit", type=float, default=10.0)
     ap.add_argument("--no-simplify", action="store_true", help="skip OMPL's simplifySolution")
-    ap.add_argument("--flask", action="store_true", help="also time plan_kinodynamic (FLASK, VAMP-side, no OMPL)")
+    ap.add_argument("--flask", action="store_true",
+                    help="also time plan_kinodynamic (FLASK, VAMP-side, no OMPL)")
     args = ap.parse_args()
 
     prob = json.load(open(args.problem))
@@ -111,7 +122,8 @@ def main():
 
     planner = OmplVampPlanner(active, frozen.tolist(), 0, 0.2, False)  # base_dim 0: arm-only R^n space
     spacing, pr = prob.get("point_spacing_m", 0.01), prob.get("point_radius_m", 0.0075)
-    cloud = np.concatenate([box_points(b["center"], b["half_sizes"], b.get("quat_wxyz", [1, 0, 0, 0]), spacing)
+    cloud = np.concatenate([box_points(b["center"], b["half_sizes"], b.get("quat_wxyz", [1, 0, 0, 0]),
+                                       spacing)
                             for b in prob.get("boxes", [])] or [np.zeros((0, 3))])
     if len(cloud):
         planner.add_pointcloud(cloud.astype(np.float32).tolist(), *planner.min_max_radii(), pr)
@@ -143,7 +155,7 @@ def main():
         "peer": f"fetch-planning {version('fetch-planning')} (_ompl_vamp: OMPL + VAMP)",
         "machine": {"python": platform.python_version(), "cpu": cpu_name(), "cores": os.cpu_count()},
         "robot_model": "VAMP FetchWholeBody (11 DOF, spherized), planned joints " + ", ".join(names),
-        "frozen": dict(zip(FULL_NAMES, frozen.tolist())),
+        "frozen": dict(zip(FULL_NAMES, frozen.tolist(), strict=True)),
         "collision": {"robot_spheres": model_spheres(), "sphere_radii_min_max_m": planner.min_max_radii(),
                       "obstacles": f"{len(prob.get('boxes', []))} box(es) as {len(cloud)} surface points "
                                    f"(spacing {spacing} m, point radius {pr} m, VAMP CAPT)",
@@ -175,14 +187,17 @@ def main():
             pos = np.asarray(k.trajectory.sample_uniform(0.002)[1]) if k.solved else np.zeros((0, len(start)))
             good = bool(k.solved and all(planner.validate_batch(pos.tolist())))
             if i:
-                fr.append((wall, k.planning_time_ns / 1e6, good, path_length(pos), k.trajectory.duration if good else 0))
+                fr.append((wall, k.planning_time_ns / 1e6, good, path_length(pos),
+                           k.trajectory.duration if good else 0))
         fok = [x[2] for x in fr]
         lens = [x[3] for x in fr if x[2]]
         result["flask"] = {"wall": stats([x[0] for x in fr], fok, lens),
                            "reported": stats([x[1] for x in fr], fok, lens),
-                           "trajectory_duration_s_median": statistics.median([x[4] for x in fr if x[2]] or [0])}
+                           "trajectory_duration_s_median":
+                               statistics.median([x[4] for x in fr if x[2]] or [0])}
     summary = {k: result[k] for k in ("robot_model", "collision", "planner", "joint_distance_rad")}
-    summary["ompl_wall"], summary["ompl_reported_solve"] = result["ompl"]["wall"], result["ompl"]["reported_solve"]
+    summary["ompl_wall"] = result["ompl"]["wall"]
+    summary["ompl_reported_solve"] = result["ompl"]["reported_solve"]
     if "flask" in result:
         summary["flask"] = result["flask"]
     print(json.dumps(summary, indent=1))
