@@ -188,10 +188,14 @@ class OffscreenRenderer:
     """Renders RGB images from named cameras; one ``mujoco.Renderer`` per image size.
 
     Use as a context manager or call :meth:`close`. Not thread-safe: one per thread.
+    ``preview=True`` (videos): no multisampling and no reflections, ~4x faster a frame on a CPU
+    renderer (Mesa llvmpipe, 480x360: 17 ms against 68 ms) for edges a little more jagged; camera
+    images perception measures keep the model's own quality.
     """
 
-    def __init__(self, model):
+    def __init__(self, model, preview: bool = False):
         self.model = model
+        self.preview = preview
         self.backend = ensure_gl_backend()
         self._renderers: dict[tuple[int, int], object] = {}
 
@@ -206,7 +210,14 @@ class OffscreenRenderer:
                 raise RenderError(f"{width}x{height} exceeds the model's offscreen buffer "
                                   f"{g.offwidth}x{g.offheight}; raise <visual><global "
                                   "offwidth/offheight>")
-            r = self._renderers[key] = mujoco.Renderer(self.model, height=height, width=width)
+            quality = self.model.vis.quality
+            samples = quality.offsamples  # read once, when the GL context is made
+            if self.preview:
+                quality.offsamples = 0
+            try:
+                r = self._renderers[key] = mujoco.Renderer(self.model, height=height, width=width)
+            finally:
+                quality.offsamples = samples
         return r
 
     def render(self, data, camera: str | int, width: int | None = None,
@@ -224,6 +235,8 @@ class OffscreenRenderer:
         else:
             r.update_scene(data, camera=cid, scene_option=scene_option)
         r.scene.flags[mujoco.mjtRndFlag.mjRND_SHADOW] = bool(shadows)
+        if self.preview:
+            r.scene.flags[mujoco.mjtRndFlag.mjRND_REFLECTION] = False
         return r.render().copy()
 
     def close(self) -> None:
