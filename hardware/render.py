@@ -189,7 +189,7 @@ class OffscreenRenderer:
 
     Use as a context manager or call :meth:`close`. Not thread-safe: one per thread.
     ``preview=True`` (videos): no multisampling and no reflections, ~4x faster a frame on a CPU
-    renderer (Mesa llvmpipe, 480x360: 17 ms against 68 ms) for edges a little more jagged; camera
+    renderer (Mesa llvmpipe) for edges a little more jagged; camera
     images perception measures keep the model's own quality.
     """
 
