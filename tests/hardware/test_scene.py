@@ -249,6 +249,12 @@ def test_pinhole_model_matches_the_render():
     vs, us = np.nonzero(red)
     uv = project_points(m, d, "cam", [target])[0]
     np.testing.assert_allclose([us.mean(), vs.mean()], uv, atol=1.0)
+    samples = m.vis.quality.offsamples
+    with OffscreenRenderer(m, preview=True) as r:    # the videos' quality: same picture, same place
+        fast = r.render(d, "cam").astype(int)
+    assert m.vis.quality.offsamples == samples, "the model's own quality is left as it was"
+    red_fast = (fast[..., 0] > 150) & (fast[..., 1] < 80) & (fast[..., 2] < 80)
+    assert abs(int(red_fast.sum()) - int(red.sum())) < 0.1 * red.sum()
 
 
 def test_distances_are_true_distances_whatever_the_margins():
