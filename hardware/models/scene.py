@@ -20,7 +20,7 @@ Scene config (``conf/scene/table.yaml``, read as :class:`SceneSettings`), every 
     objects: {<name>: {kind: box | "hardware.<module>:<function>", ...}}   # <name>: null = left out
     contact: {cone: pyramidal | elliptic, impratio: 10}              # null = the robot file's options
     cell:    {surface_z: z, start_xy: [x, y], drop: {x_range, y_range, z_range}, push_toward_xy,
-              fixture_pos, board_pos}                               # where a lab's loop works (CellSettings)
+              fixture_pos, board_pos, home}                         # where a lab's loop works (CellSettings)
 
 Keys inside these sections are checked (an unknown one is a ``ConfigError`` listing the
 allowed ones); other top-level keys belong to the parts that read them (e.g. a task's start
@@ -145,6 +145,8 @@ class CellSettings:
     board_pos: tuple[float, float, float] = (0.65, 0.0, 0.753)
     hold_regions: dict[str, HoldRegion | None] = field(default_factory=dict)   # null: not that arm
     hold_z: float = 0.753
+    home: dict[str, tuple[float, ...]] = field(default_factory=dict)   # where arms wait here (rad);
+                                                                       # others: the robot's home
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,8 @@ from typing import Any
 import numpy as np
 
 from hardware.collision_matrix import compute_collision_matrix, default_cache_dir
-from hardware.models.scene import build_scene
+from core.errors import ConfigError
+from hardware.models.scene import build_scene, scene_settings
 from hardware.resources import plain_config
 from hardware.robot import RobotSpec
 from stages.arms.planning.checker import ClearanceChecker
@@ -48,8 +49,12 @@ def free_bodies(model) -> list[str]:
 
 
 def build_world(robot: dict, scene: dict, asset_dir=None) -> World:
-    """Compile robot + scene, validate the robot config, and compute (or load) its collision matrix."""
+    """Compile robot + scene, validate the robot config, and compute (or load) its collision matrix.
+
+    A cell's ``home`` (``scene.cell.home.<arm>``) replaces the robot's home of those arms: where
+    they wait in that cell (the reset's last segment, the pose every plan of the loop starts from)."""
     compiled = build_scene(robot, scene, asset_dir=asset_dir)
+    robot = with_cell_home(robot, scene)
     spec = RobotSpec.from_config(robot, compiled.model)
     cfg = plain_config(robot)
     acm = cfg.get("collision_matrix") or {}
@@ -60,6 +65,23 @@ def build_world(robot: dict, scene: dict, asset_dir=None) -> World:
         cache_dir=default_cache_dir() if acm.get("cache", True) else None,
         held_bodies=free_bodies(compiled.model))   # objects a gripper may carry: never rigid with the table
     return World(compiled.model, spec, compiled, spec.clearance_m, matrix)
+
+
+def with_cell_home(robot: dict, scene: dict) -> dict:
+    """The robot config with ``scene.cell.home``'s arms' homes in place of its own."""
+    cell = scene_settings(scene).cell
+    if cell is None or not cell.home:
+        return robot
+    cfg = plain_config(robot)
+    arms = cfg.get("arms") or {}
+    for arm, q in cell.home.items():
+        if arm not in arms:
+            raise ConfigError(f"scene.cell.home.{arm}: robot {cfg.get('name')!r} has no arm {arm!r}; "
+                              f"its arms: {', '.join(arms)}")
+        n = len(arms[arm].get("joints") or ())
+        if len(q) != n:
+            raise ConfigError(f"scene.cell.home.{arm}: {len(q)} values for the arm's {n} joints")
+    return {**cfg, "home": {**(cfg.get("home") or {}), **{a: list(q) for a, q in cell.home.items()}}}
 
 
 def home_proximity(world: World):
