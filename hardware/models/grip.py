@@ -68,12 +68,12 @@ class PegPocketsSettings:
 class PadStudsSettings:
     """``kind: hardware.models.grip:add_pad_studs`` (module docstring)."""
 
-    fingers: tuple[str, ...] = ()     # the finger bodies that carry studs
+    fingers: tuple[str, ...] = ()     # the finger bodies that carry studs (measured: in pairs, one gripper's)
     radius_m: float = 0.0025
     protrusion_m: float = 0.002       # beyond the pad's face
-    pad_y_m: float = 0.0              # the pad face in the finger's frame (it faces -y)
-    xs_m: tuple[float, ...] = (-0.005, 0.005)   # stud centres on the pad (finger frame)
-    zs_m: tuple[float, ...] = (0.04, 0.05)
+    pad_y_m: float | None = 0.0       # the pad face in the finger's frame (it faces -y); null: measured
+    xs_m: tuple[float, ...] = (-0.005, 0.005)   # stud centres on the pad (finger frame; measured: x from
+    zs_m: tuple[float, ...] = (0.04, 0.05)      # the pad's middle, z back from the fingertip)
     friction: float = 0.1             # low, and theirs in every contact (priority 2)
 
     def __post_init__(self):
@@ -85,6 +85,9 @@ class PadStudsSettings:
         for name in ("xs_m", "zs_m"):
             values = getattr(self, name)
             require(len(values) > 0, name, list(values), "a non-empty list of numbers")
+        require(self.pad_y_m is not None or len(self.fingers) % 2 == 0, "fingers", list(self.fingers),
+                "pairs of finger bodies, each gripper's two in turn (pad_y_m: null measures each pad "
+                "facing the other finger of its pair)")
 
 
 def add_peg_pockets(spec, name: str, params: Mapping[str, Any] | PegPocketsSettings, context) -> None:
@@ -148,15 +151,64 @@ def add_pad_studs(spec, name: str, params: Mapping[str, Any] | PadStudsSettings,
     """``kind: hardware.models.grip:add_pad_studs`` — spherical studs on the finger pads."""
     import mujoco
 
-    cfg = from_config(PadStudsSettings, params, f"scene.objects.{name}")
-    radius, protrusion, mu, pad_y = cfg.radius_m, cfg.protrusion_m, cfg.friction, cfg.pad_y_m
-    xs, zs, fingers = cfg.xs_m, cfg.zs_m, cfg.fingers
-    for finger in fingers:
+    where = f"scene.objects.{name}"
+    cfg = from_config(PadStudsSettings, params, where)
+    radius, protrusion, mu = cfg.radius_m, cfg.protrusion_m, cfg.friction
+    for finger in cfg.fingers:
+        if spec.body(finger) is None:
+            raise ConfigError(f"{where}.fingers: {finger!r} is not a body of the scene")
+    # per finger: which way its pad faces along its y axis, where the face is, the pad's middle (x, z)
+    # per finger: which way its pad faces along y, the face's y, the origin of xs_m and zs_m on it, and
+    # which way zs_m count along z (given: from the frame's origin; measured: back from the fingertip)
+    pads = ({f: (-1.0, cfg.pad_y_m, 0.0, 0.0, 1.0) for f in cfg.fingers} if cfg.pad_y_m is not None
+            else measure_pads(spec, cfg.fingers, where))
+    for finger, (facing, face_y, x0, z0, z_sign) in pads.items():
         body = spec.body(finger)
-        if body is None:
-            raise ConfigError(f"scene.objects.{name}.fingers: {finger!r} is not a body of the scene")
-        for k, (x, z) in enumerate((x, z) for x in xs for z in zs):
+        y = face_y - facing * (radius - protrusion)   # the stud's centre behind the face
+        for k, (x, z) in enumerate((x, z) for x in cfg.xs_m for z in cfg.zs_m):
             body.add_geom(name=f"{finger}_stud{k}", type=mujoco.mjtGeom.mjGEOM_SPHERE,
-                          size=[radius, 0, 0], pos=[x, pad_y + radius - protrusion, z], density=0,
+                          size=[radius, 0, 0], pos=[x0 + x, y, z0 + z_sign * z], density=0,
                           contype=1, conaffinity=1, group=3, condim=3, friction=[mu, 0.005, 0.0001],
                           priority=2, solref=[0.0001, 1], solimp=[0.95, 0.99, 0.001, 0.5, 2])
+
+
+def measure_pads(spec, fingers: tuple[str, ...], where: str) -> dict[str, tuple[float, ...]]:
+    """Each finger's pad on the compiled robot, in the finger's frame: which way along y it faces
+    (toward the other finger of its pair), the face's y (the collision geoms' innermost point), the
+    middle x of the collision geoms' extent and the fingertip's z (the fingers run along +z: studs
+    count back from it). ``fingers`` in pairs, one gripper's two."""
+    import mujoco
+
+    model = spec.copy().compile()
+    data = mujoco.MjData(model)
+    mujoco.mj_kinematics(model, data)
+    corners = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)], float)
+
+    def points(body: int) -> np.ndarray:   # its collision geoms' bounding-box corners, in its frame
+        R, p = data.xmat[body].reshape(3, 3), data.xpos[body]
+        out = [(data.geom_xpos[g] + (model.geom_aabb[g, :3] + corners * model.geom_aabb[g, 3:])
+                @ data.geom_xmat[g].reshape(3, 3).T - p) @ R
+               for g in range(model.ngeom)
+               if model.geom_bodyid[g] == body and (model.geom_contype[g] or model.geom_conaffinity[g])]
+        if not out:
+            name = mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_BODY, body)
+            raise ConfigError(f"{where}.fingers: body {name!r} has no collision geom to place studs on")
+        return np.concatenate(out)
+
+    pads = {}
+    for pair in zip(fingers[::2], fingers[1::2], strict=True):
+        ids = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, f) for f in pair]
+        local = [points(i) for i in ids]
+        middle = [data.xpos[i] + local_pts.mean(axis=0) @ data.xmat[i].reshape(3, 3).T
+                  for i, local_pts in zip(ids, local, strict=True)]
+        for k, (f, i) in enumerate(zip(pair, ids, strict=True)):
+            toward = (middle[1 - k] - middle[k]) @ data.xmat[i].reshape(3, 3)   # in its frame
+            toward /= np.linalg.norm(toward)
+            if abs(toward[1]) < 0.9:
+                raise ConfigError(f"{where}.fingers: the pad of {f!r} does not face the other finger along "
+                                  f"its y axis (toward it: {np.round(toward, 2).tolist()} in its frame); "
+                                  "give pad_y_m, xs_m and zs_m in its frame instead")
+            facing, mine = float(np.sign(toward[1])), local[k]
+            pads[f] = (facing, float(facing * (facing * mine[:, 1]).max()),
+                       float(mine[:, 0].min() + mine[:, 0].max()) / 2, float(mine[:, 2].max()), -1.0)
+    return pads

@@ -41,3 +41,21 @@ def test_a_reset_that_cannot_work_fails_typed_before_anything_moves(compose, tmp
     assert not record.ok and status["status"] == "failed" and status["error"].startswith("ConfigError")
     assert all(w in status["error"] for w in words), status["error"]
     assert (run / "scene" / "robot.json").exists()                # what was made so far is kept
+
+
+def test_a_cell_sets_where_the_arms_wait_and_names_a_wrong_arm(compose, tmp_path):
+    from omegaconf import OmegaConf
+
+    from core.errors import ConfigError
+    from stages.arms.world import build_world
+
+    cfg = compose(["pipeline=reset", "robot=twin_franka"], run_dir=tmp_path / "run")
+    world = build_world(cfg.robot, cfg.scene, asset_dir=tmp_path / "assets")
+    cell_home = OmegaConf.to_container(cfg.scene.cell.home)
+    assert cell_home and cell_home["left"] != list(cfg.robot.home.left)
+    for arm, q in cell_home.items():
+        assert world.robot.arm(arm).home == pytest.approx(q)
+    bad = compose(["pipeline=reset", "robot=twin_franka", "+scene.cell.home.middle=[0,0,0,0,0,0,0]"],
+                  run_dir=tmp_path / "bad")
+    with pytest.raises(ConfigError, match=r"scene\.cell\.home\.middle: robot 'twin_franka' has no arm"):
+        build_world(bad.robot, bad.scene, asset_dir=tmp_path / "assets2")
