@@ -48,6 +48,12 @@ class ParallelGripper:
     opening_open_m: float                         # pad to pad, measured with the actuators at open
     opening_closed_m: float                       # likewise at closed (<= 0: the pads touch)
     tip_past_site_m: float = 0.0                  # the pads' farthest point past the site, along approach
+    joints_past_pads_m: float = 0.0               # the finger joints' sum minus the pads' distance
+
+    def opening_m(self, qpos: np.ndarray) -> float:
+        """Pad to pad (m) at ``qpos``, from the finger joints (slide fingers: their sum less a constant
+        of the geometry, :func:`joints_past_pads`)."""
+        return float(sum(qpos[i] for i in self.finger_qpos)) - self.joints_past_pads_m
 
     def depth_for(self, height_m: float, margin_m: float = 0.008) -> float:
         """How far below the top face of an object ``height_m`` tall the site goes: ``grasp_depth_m``,
@@ -183,7 +189,8 @@ def describe_gripper(model, arm, qpos: np.ndarray, key: str) -> ParallelGripper:
         tuple(closing), tuple(approach), float(settings.grasp_depth_m),
         measure_opening(model, qpos, g.actuator_ids, g.open, pads, dofs),
         measure_opening(model, qpos, g.actuator_ids, g.closed, pads, dofs),
-        tip_past_site(model, qpos, arm.ee_site_id, approach, [i for finger in pads for i in finger]))
+        tip_past_site(model, qpos, arm.ee_site_id, approach, [i for finger in pads for i in finger]),
+        joints_past_pads(model, qpos, [int(model.jnt_qposadr[i]) for i in finger_ids], pads))
     if not np.isfinite([gripper.opening_open_m, gripper.opening_closed_m]).all():
         raise ConfigError(f"{key}: the fingers' physics diverged while measuring the openings (their "
                           "actuators' gains against the fingers' masses and the model's timestep)")
@@ -221,6 +228,23 @@ def measure_opening(model, qpos: np.ndarray, actuators: Sequence[int], ctrl: flo
     fromto = np.zeros(6)
     return float(min(mujoco.mj_geomDistance(model, data, a, b, 0.5, fromto)
                      for a in pads[0] for b in pads[1]))
+
+
+def joints_past_pads(model, qpos: np.ndarray, finger_qpos: Sequence[int],
+                     pads: tuple[tuple[int, ...], tuple[int, ...]]) -> float:
+    """The finger joints' sum minus the pad-to-pad distance, with the fingers wide open (the upper
+    end of each finger joint's range): 0 where the joints measure the opening itself; studs on the
+    pads or pads set back from the joints' zero make it differ."""
+    data = mujoco.MjData(model)
+    data.qpos[:] = qpos
+    for adr in finger_qpos:
+        joint = int(np.flatnonzero(model.jnt_qposadr == adr)[0])
+        if model.jnt_limited[joint]:
+            data.qpos[adr] = model.jnt_range[joint, 1]
+    mujoco.mj_kinematics(model, data)
+    fromto = np.zeros(6)
+    distance = min(mujoco.mj_geomDistance(model, data, a, b, 0.5, fromto) for a in pads[0] for b in pads[1])
+    return float(sum(data.qpos[i] for i in finger_qpos) - distance)
 
 
 def tip_past_site(model, qpos: np.ndarray, site: int, approach: np.ndarray, geoms: Sequence[int]) -> float:

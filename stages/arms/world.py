@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from hardware.collision_matrix import compute_collision_matrix, default_cache_dir
 from core.errors import ConfigError
+from hardware.collision_matrix import compute_collision_matrix, default_cache_dir
 from hardware.models.scene import build_scene, scene_settings
 from hardware.resources import plain_config
 from hardware.robot import RobotSpec

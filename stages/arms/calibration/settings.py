@@ -121,7 +121,7 @@ class PegCalibrationSettings:
     max_revisit_shift_px: float | None = None
     seat_swings: int = 0
     seat_swing_rad: float = 0.5
-    seat_opening_m: float = 0.0415
+    seat_opening_m: float = 0.0375   # pad to pad, studs included
     regrasps: int = 0
 
     def __post_init__(self):

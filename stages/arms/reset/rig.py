@@ -42,7 +42,6 @@ class ResetRig:
                 self.sim.set_ctrl(act, g.open)
         # the parallel-jaw description (robot.arms.<arm>.gripper), measured on the model: the finger joints
         self.hands = parallel_grippers(world.model, world.robot, world.home_qpos())
-        self.fingers = {arm: list(hand.finger_qpos) for arm, hand in self.hands.items()}
         self.peg_id = mujoco.mj_name2id(world.model, mujoco.mjtObj.mjOBJ_BODY, peg_body)
         self.peg_adr = int(world.model.jnt_qposadr[world.model.body_jntadr[self.peg_id]])
         self.camera = SceneCamera(world.model, camera, effects)
@@ -74,8 +73,9 @@ class ResetRig:
         return T
 
     def finger_opening_m(self, arm: str) -> float:
+        """Pad to pad now (m; studs on the pads included)."""
         _, qpos = self.sim.snapshot()
-        return float(sum(qpos[i] for i in self.fingers[arm]))
+        return self.hands[arm].opening_m(qpos)
 
     def believed_qpos(self, T_world_peg: np.ndarray) -> np.ndarray:
         """The current state with the peg where the camera saw it (what the planner plans in)."""
