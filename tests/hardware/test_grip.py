@@ -54,3 +54,49 @@ def test_the_grip_is_collision_geometry_the_camera_does_not_see(tmp_path):
 def test_bad_pocket_settings_fail_naming_the_key(tmp_path, change, message):
     with pytest.raises(ConfigError, match=message):
         _peg_world(tmp_path, form_fit=True, pockets=change)
+
+
+GRIPPER = """
+<mujoco><worldbody><body name="hand" pos="0 0 1">
+  <body name="a" pos="0 0.03 0"><joint name="ja" type="slide" axis="0 1 0"/>
+    <geom type="box" size="0.01 0.004 0.025" pos="0 0.004 0.025"/></body>
+  <body name="b" pos="0 -0.03 0" quat="0 0 0 1"><joint name="jb" type="slide" axis="0 1 0"/>
+    <geom type="box" size="0.01 0.004 0.025" pos="0 0.004 0.025"/></body>
+</body></worldbody></mujoco>"""
+
+
+def test_studs_go_on_each_measured_pad_facing_the_other_finger():
+    """Two fingers whose frames face opposite ways (b turned 180° about z): each pad is found on the
+    side toward the other finger, its studs protrude by ``protrusion_m`` and count back from the tip."""
+    import mujoco
+
+    from hardware.models.grip import add_pad_studs
+
+    spec = mujoco.MjSpec.from_string(GRIPPER)
+    add_pad_studs(spec, "pad_studs", {"fingers": ["a", "b"], "pad_y_m": None, "radius_m": 0.0025,
+                                      "protrusion_m": 0.002, "xs_m": [-0.004, 0.004], "zs_m": [0.01]}, None)
+    model = spec.compile()
+    data = mujoco.MjData(model)
+    mujoco.mj_kinematics(model, data)
+    for finger in ("a", "b"):
+        studs = [g for g in _geoms(model, finger) if model.geom_type[g] == mujoco.mjtGeom.mjGEOM_SPHERE]
+        assert len(studs) == 2
+        for g in studs:
+            # the pad's face is y = 0 in both fingers' frames (the box spans 0..8 mm, facing -y)
+            local = model.geom_pos[g]
+            assert local[1] - 0.0025 == pytest.approx(-0.002)      # the stud's tip 2 mm past the face
+            assert local[2] == pytest.approx(0.05 - 0.01)           # 10 mm back from the fingertip
+        for g in studs:   # the faces are 30 mm either side of the hand: each stud's tip 2 mm inside
+            assert abs(data.geom_xpos[g][1]) - 0.0025 == pytest.approx(0.028)
+
+
+def test_studs_on_fingers_that_do_not_face_along_y_ask_for_a_placement():
+    import mujoco
+
+    from hardware.models.grip import add_pad_studs
+
+    spec = mujoco.MjSpec.from_string(GRIPPER.replace('quat="0 0 0 1"', 'quat="0.7071068 0 0 0.7071068"'))
+    with pytest.raises(ConfigError, match=r"scene\.objects\.pad_studs\.fingers: the pad of 'b' does not face"):
+        add_pad_studs(spec, "pad_studs", {"fingers": ["a", "b"], "pad_y_m": None}, None)
+    with pytest.raises(ConfigError, match=r"pairs of finger bodies"):
+        add_pad_studs(spec, "pad_studs", {"fingers": ["a"], "pad_y_m": None}, None)
