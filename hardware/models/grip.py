@@ -157,7 +157,6 @@ def add_pad_studs(spec, name: str, params: Mapping[str, Any] | PadStudsSettings,
     for finger in cfg.fingers:
         if spec.body(finger) is None:
             raise ConfigError(f"{where}.fingers: {finger!r} is not a body of the scene")
-    # per finger: which way its pad faces along its y axis, where the face is, the pad's middle (x, z)
     # per finger: which way its pad faces along y, the face's y, the origin of xs_m and zs_m on it, and
     # which way zs_m count along z (given: from the frame's origin; measured: back from the fingertip)
     pads = ({f: (-1.0, cfg.pad_y_m, 0.0, 0.0, 1.0) for f in cfg.fingers} if cfg.pad_y_m is not None
@@ -169,7 +168,8 @@ def add_pad_studs(spec, name: str, params: Mapping[str, Any] | PadStudsSettings,
             body.add_geom(name=f"{finger}_stud{k}", type=mujoco.mjtGeom.mjGEOM_SPHERE,
                           size=[radius, 0, 0], pos=[x0 + x, y, z0 + z_sign * z], density=0,
                           contype=1, conaffinity=1, group=3, condim=3, friction=[mu, 0.005, 0.0001],
-                          priority=2, solref=[0.0001, 1], solimp=[0.95, 0.99, 0.001, 0.5, 2])
+                          priority=2, solref=[0.0001, 1], solimp=[0.95, 0.99, 0.001, 0.5, 2],
+                          margin=0.0, gap=0.0)   # not the finger class's (the Franka's: 1 mm)
 
 
 def measure_pads(spec, fingers: tuple[str, ...], where: str) -> dict[str, tuple[float, ...]]:
