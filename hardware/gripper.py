@@ -190,7 +190,7 @@ def describe_gripper(model, arm, qpos: np.ndarray, key: str) -> ParallelGripper:
         measure_opening(model, qpos, g.actuator_ids, g.open, pads, dofs),
         measure_opening(model, qpos, g.actuator_ids, g.closed, pads, dofs),
         tip_past_site(model, qpos, arm.ee_site_id, approach, [i for finger in pads for i in finger]),
-        joints_past_pads(model, qpos, [int(model.jnt_qposadr[i]) for i in finger_ids], pads))
+        joints_past_pads(model, qpos, finger_ids, pads))
     if not np.isfinite([gripper.opening_open_m, gripper.opening_closed_m]).all():
         raise ConfigError(f"{key}: the fingers' physics diverged while measuring the openings (their "
                           "actuators' gains against the fingers' masses and the model's timestep)")
@@ -230,21 +230,21 @@ def measure_opening(model, qpos: np.ndarray, actuators: Sequence[int], ctrl: flo
                      for a in pads[0] for b in pads[1]))
 
 
-def joints_past_pads(model, qpos: np.ndarray, finger_qpos: Sequence[int],
+def joints_past_pads(model, qpos: np.ndarray, finger_joints: Sequence[int],
                      pads: tuple[tuple[int, ...], tuple[int, ...]]) -> float:
     """The finger joints' sum minus the pad-to-pad distance, with the fingers wide open (the upper
     end of each finger joint's range): 0 where the joints measure the opening itself; studs on the
     pads or pads set back from the joints' zero make it differ."""
     data = mujoco.MjData(model)
     data.qpos[:] = qpos
-    for adr in finger_qpos:
-        joint = int(np.flatnonzero(model.jnt_qposadr == adr)[0])
-        if model.jnt_limited[joint]:
-            data.qpos[adr] = model.jnt_range[joint, 1]
+    adr = [int(model.jnt_qposadr[j]) for j in finger_joints]
+    for j, a in zip(finger_joints, adr, strict=True):
+        if model.jnt_limited[j]:
+            data.qpos[a] = model.jnt_range[j, 1]
     mujoco.mj_kinematics(model, data)
     fromto = np.zeros(6)
     distance = min(mujoco.mj_geomDistance(model, data, a, b, 0.5, fromto) for a in pads[0] for b in pads[1])
-    return float(sum(data.qpos[i] for i in finger_qpos) - distance)
+    return float(data.qpos[adr].sum() - distance)
 
 
 def tip_past_site(model, qpos: np.ndarray, site: int, approach: np.ndarray, geoms: Sequence[int]) -> float:

@@ -189,8 +189,8 @@ class OffscreenRenderer:
 
     Use as a context manager or call :meth:`close`. Not thread-safe: one per thread.
     ``preview=True`` (videos): no multisampling and no reflections, ~4x faster a frame on a CPU
-    renderer (Mesa llvmpipe) for edges a little more jagged; camera
-    images perception measures keep the model's own quality.
+    renderer (Mesa llvmpipe) for edges a little more jagged; the camera images perception
+    measures keep the model's own quality.
     """
 
     def __init__(self, model, preview: bool = False):

@@ -96,7 +96,7 @@ def test_studs_on_fingers_that_do_not_face_along_y_ask_for_a_placement():
     from hardware.models.grip import add_pad_studs
 
     spec = mujoco.MjSpec.from_string(GRIPPER.replace('quat="0 0 0 1"', 'quat="0.7071068 0 0 0.7071068"'))
-    with pytest.raises(ConfigError, match=r"scene\.objects\.pad_studs\.fingers: the pad of 'b' does not face"):
+    with pytest.raises(ConfigError, match=r"pad_studs\.fingers: the pad of 'b' does not face"):
         add_pad_studs(spec, "pad_studs", {"fingers": ["a", "b"], "pad_y_m": None}, None)
     with pytest.raises(ConfigError, match=r"pairs of finger bodies"):
         add_pad_studs(spec, "pad_studs", {"fingers": ["a"], "pad_y_m": None}, None)
