@@ -44,7 +44,7 @@ from collections.abc import Callable, Iterable
 import numpy as np
 
 from core.errors import PerceptionError, PlanningError
-from core.se3 import axis_rotation, pose7
+from core.se3 import axis_rotation, invert, pose7
 from stages.arms.calibration.peg_motions import PegMotions
 from stages.arms.calibration.results import PegCalibrationFit
 from stages.arms.calibration.scoring import perception_errors, true_peg_in_hand
@@ -69,6 +69,23 @@ from stages.arms.reset.rig import ResetRig
 from stages.arms.reset.task import TaskSpec
 
 LOG = logging.getLogger(__name__)
+
+
+def grip_frame(world, arm: str, gripper) -> np.ndarray:
+    """``T_hand_grip``: the hand body's frame turned onto the gripper's axes (closing x approach,
+    closing, approach; :attr:`hardware.gripper.ParallelGripper.site_axes`), same origin. The
+    identity where the hand's axes are the gripper's (the built-in robot's)."""
+    import mujoco
+
+    model = world.model
+    site = world.robot.arm(arm).ee_site_id
+    data = mujoco.MjData(model)
+    mujoco.mj_kinematics(model, data)
+    body = int(model.site_bodyid[site])
+    T = np.eye(4)
+    R = data.xmat[body].reshape(3, 3).T @ data.site_xmat[site].reshape(3, 3) @ gripper.site_axes
+    T[:3, :3] = np.round(R, 12)   # exact where the axes agree: the same numbers as without it
+    return T
 Progress = Callable[..., Iterable]
 
 
@@ -113,8 +130,11 @@ class PegCalibration:
             self.camera = self.true_camera.with_intrinsics(intrinsics.camera_matrix, intrinsics.distortion)
         rig.estimator = PoseEstimator(rig.layout, self.camera)
         world = rig.world
+        # the grasp's free directions (along the peg, along the approach, the pivot) are the gripper's
+        # axes, wherever the hand body's own axes point (the Franka's link 7 is turned 45° to them)
+        self.T_hand_grip = {a: grip_frame(world, a, rig.hands[a]) for a in settings.arms}
         self.fk = MujocoTargetFK(world.model, world.robot, {a: planner.hand_body[a] for a in settings.arms},
-                                 world.home_qpos())
+                                 world.home_qpos(), frames=self.T_hand_grip)
         self.spots = SpotLog()
         self.motions = PegMotions(rig, planner, settings, self.spots, log)
         self.grasps: dict[str, np.ndarray] = {}
@@ -171,9 +191,9 @@ class PegCalibration:
                 log.dropped[-1]["spots_left_out"] = leave_out_since_reference(arm, log)
             q_home = plan.segments[0].trajectory.positions[0]
             self.motions.home_after_drop(arm, q, q_home, est.T_world_obj, rng)
-            return np.asarray(plan.held.T_attach_obj, float)
+            return invert(self.T_hand_grip[arm]) @ np.asarray(plan.held.T_attach_obj, float)
         self.motions.set_down(carrying, arm, plan, lift, q, rng)
-        return np.asarray(plan.held.T_attach_obj, float)
+        return invert(self.T_hand_grip[arm]) @ np.asarray(plan.held.T_attach_obj, float)
 
     def _reference(self, arm, R_flat, q, visit):  # noqa: N803
         """The spot revisited after every spot, chosen for how well the camera sees the peg there: over

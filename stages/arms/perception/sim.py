@@ -158,12 +158,15 @@ def arm_body_ids(model, arm) -> set[int]:
 
 class MujocoTargetFK:
     """``fk(arm, q) -> T_world_body`` of a body carried by the arm (e.g. a tag plate), from the
-    MuJoCo model's kinematics at arm joint angles ``q`` (other joints at ``base_qpos``)."""
+    MuJoCo model's kinematics at arm joint angles ``q`` (other joints at ``base_qpos``); with
+    ``frames[arm]`` (4x4, in the body's frame), of that frame on the body instead."""
 
-    def __init__(self, model, robot, targets: dict[str, str], base_qpos=None):
+    def __init__(self, model, robot, targets: dict[str, str], base_qpos=None,
+                 frames: dict[str, np.ndarray] | None = None):
         import mujoco
 
         self.model = model
+        self.frames = {a: np.asarray(T, float) for a, T in (frames or {}).items()}
         self.data = mujoco.MjData(model)
         self.base = np.array(model.qpos0 if base_qpos is None else base_qpos, float)
         self.arms = {a: robot.arm(a) for a in targets}
@@ -184,7 +187,8 @@ class MujocoTargetFK:
         d.qpos[:] = self.base
         d.qpos[list(self.arms[arm].qpos_indices)] = np.asarray(q, float)
         mujoco.mj_kinematics(self.model, d)
-        return body_pose(d, self.bodies[arm])
+        T = body_pose(d, self.bodies[arm])
+        return T @ self.frames[arm] if arm in self.frames else T
 
 
 def contacts_with(model, data, bodies: set[int]) -> list[tuple[str, str]]:
