@@ -254,7 +254,9 @@ def test_pinhole_model_matches_the_render():
         fast = r.render(d, "cam").astype(int)
     assert m.vis.quality.offsamples == samples, "the model's own quality is left as it was"
     red_fast = (fast[..., 0] > 150) & (fast[..., 1] < 80) & (fast[..., 2] < 80)
-    assert abs(int(red_fast.sum()) - int(red.sum())) < 0.1 * red.sum()
+    assert red_fast.sum() > 10   # edges differ without multisampling (20 and 23 px seen), not the place
+    vs, us = np.nonzero(red_fast)
+    np.testing.assert_allclose([us.mean(), vs.mean()], uv, atol=1.0)
 
 
 def test_distances_are_true_distances_whatever_the_margins():
