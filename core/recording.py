@@ -61,6 +61,8 @@ class View:
     contents: tuple[str, ...]
     context: tuple[str, ...] = ()
     origin: str = "/"
+    eye: tuple[tuple[float, float, float], tuple[float, float, float]] | None = None
+    """3d: where the viewer's camera starts, (position, a point it looks at), z up; None: the viewer's."""
 
     @property
     def spatial(self) -> bool:

@@ -222,6 +222,10 @@ def rerun_view(view: View):
 
     kinds = {"3d": bp.Spatial3DView, "2d": bp.Spatial2DView, "series": bp.TimeSeriesView,
              "state": bp.StateTimelineView, "text": bp.TextLogView, "document": bp.TextDocumentView}
+    if view.kind == "3d" and view.eye is not None:
+        position, target = view.eye
+        eye = bp.EyeControls3D(position=position, look_target=target, eye_up=(0.0, 0.0, 1.0))
+        return bp.Spatial3DView(origin=view.origin, contents=view.queries, name=view.name, eye_controls=eye)
     return kinds[view.kind](origin=view.origin, contents=view.queries, name=view.name)
 
 
@@ -239,7 +243,7 @@ def blueprint(views: list[View]):
     if not parts:
         return None
     root = bp.Horizontal(*parts, column_shares=[3, 2]) if len(parts) == 2 else parts[0]
-    return bp.Blueprint(root, collapse_panels=False)
+    return bp.Blueprint(root, bp.TimePanel(timeline=TIMELINE), collapse_panels=False)   # the motion's clock
 
 
 def open_recorder(path: Path | str, record: bool, name: str | None = None) -> Recorder:

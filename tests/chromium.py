@@ -37,9 +37,10 @@ def distinct_colors(png: bytes) -> int:
 
 
 def screenshot(url: str, out: Path, *, min_colors: int = 1500, timeout_s: float = 90.0,
-               size: tuple[int, int] = (1200, 720)) -> int:
+               size: tuple[int, int] = (1200, 720), ready=None) -> int:
     """Save a PNG of ``url`` once it shows at least ``min_colors`` distinct colours (a drawn 3-D view,
-    not a loading screen); returns the colour count. Raises TimeoutError if it never does."""
+    not a loading screen) and ``ready(png_bytes)`` holds (when given); returns the colour count.
+    Raises TimeoutError if it never does."""
     from websockets.sync.client import connect
 
     port = _free_port()
@@ -48,7 +49,7 @@ def screenshot(url: str, out: Path, *, min_colors: int = 1500, timeout_s: float 
                                  f"--window-size={size[0]},{size[1]}", f"--remote-debugging-port={port}",
                                  "about:blank"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
-            return _capture(connect, port, url, Path(out), min_colors, timeout_s)
+            return _capture(connect, port, url, Path(out), min_colors, timeout_s, ready)
         finally:
             proc.terminate()
             try:
@@ -58,7 +59,7 @@ def screenshot(url: str, out: Path, *, min_colors: int = 1500, timeout_s: float 
                 proc.wait()
 
 
-def _capture(connect, port: int, url: str, out: Path, min_colors: int, timeout_s: float) -> int:
+def _capture(connect, port: int, url: str, out: Path, min_colors: int, timeout_s: float, ready) -> int:
     deadline = time.monotonic() + timeout_s
     targets = None
     while targets is None:
@@ -88,7 +89,7 @@ def _capture(connect, port: int, url: str, out: Path, min_colors: int, timeout_s
             time.sleep(1.0)   # a capture waits for the next frame: the page's start-up paces this loop
             png = base64.b64decode(call("Page.captureScreenshot", format="png")["data"])
             colors = distinct_colors(png)
-            if colors >= min_colors:
-                out.write_bytes(png)
+            out.write_bytes(png)   # the last one seen: what to look at when it never gets ready
+            if colors >= min_colors and (ready is None or ready(png)):
                 return colors
-    raise TimeoutError(f"the page never drew more than {colors} colours in {timeout_s:.0f} s")
+    raise TimeoutError(f"the page never got ready in {timeout_s:.0f} s ({colors} colours; last view: {out})")

@@ -19,8 +19,10 @@ Every time is on the ``time`` timeline in seconds from the motion's start.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 
+import mujoco
 import numpy as np
 
 from core.recording import Recorder
@@ -49,11 +51,26 @@ def full_qpos(world, joint_names: Sequence[str], positions: np.ndarray,
     return rows
 
 
+def framed(views, model, camera: str = "overview"):
+    """``views`` with their 3-D views seen first from the scene's ``camera`` (where it has one), as
+    the run's MP4 is: the arms in view, not wherever the viewer would guess."""
+    cid = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_CAMERA, camera)
+    if cid < 0:
+        return views
+    data = mujoco.MjData(model)
+    mujoco.mj_kinematics(model, data)
+    mujoco.mj_camlight(model, data)
+    position = data.cam_xpos[cid].copy()
+    forward = -data.cam_xmat[cid].reshape(3, 3)[:, 2]           # a MuJoCo camera looks along its -z
+    eye = (tuple(map(float, position)), tuple(map(float, position + forward)))
+    return tuple(dataclasses.replace(v, eye=eye) if v.kind == "3d" else v for v in views)
+
+
 def record_scene(rec: Recorder, world) -> None:
     """The static scene's geometry and poses, once; a note of the robot."""
     if not rec.enabled:
         return
-    rec.layout(ARM_VIEWS)
+    rec.layout(framed(ARM_VIEWS, world.model))
     model, bodies = world.model, static_bodies(world.model)
     record_geometry(rec, model, "world/scene", bodies)
     record_static_poses(rec, model, "world/scene", world.home_qpos(), bodies)

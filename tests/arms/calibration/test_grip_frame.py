@@ -15,10 +15,11 @@ HAND = """
 </body></worldbody></mujoco>"""
 
 
-def _frame(yaw_deg: float, site_axes=np.eye(3)) -> np.ndarray:
+def _frame(yaw_deg: float, site_axes: np.ndarray | None = None) -> np.ndarray:
     model = mujoco.MjModel.from_xml_string(HAND.format(yaw=yaw_deg))
     world = SimpleNamespace(model=model, robot=SimpleNamespace(arm=lambda a: SimpleNamespace(ee_site_id=0)))
-    return grip_frame(world, "left", SimpleNamespace(site_axes=site_axes))
+    axes = np.eye(3) if site_axes is None else site_axes
+    return grip_frame(world, "left", SimpleNamespace(site_axes=axes))
 
 
 def test_the_grip_frame_is_the_hand_turned_onto_the_gripper_axes():
