@@ -86,6 +86,8 @@ def grip_frame(world, arm: str, gripper) -> np.ndarray:
     R = data.xmat[body].reshape(3, 3).T @ data.site_xmat[site].reshape(3, 3) @ gripper.site_axes
     T[:3, :3] = np.round(R, 12)   # exact where the axes agree: the same numbers as without it
     return T
+
+
 Progress = Callable[..., Iterable]
 
 
