@@ -12,6 +12,7 @@ from stages.arms.execution.executor import SynchronizedExecutor, split_trajector
 from stages.arms.execution.replay import colliding_states, render_states, tracking_errors
 from stages.arms.execution.rig import arm_columns, hardware_settings, moving_arms, simulated_robot
 from stages.arms.recording import record_executed
+from stages.arms.recording.rosbag import write_motion_bag
 
 
 class Execute(Stage):
@@ -34,6 +35,9 @@ class Execute(Stage):
             report = executor.run(per_arm)
             sim.run_until_idle(1.0)
         result = self._record(ctx, world, sim, report, trajectory, arms)
+        times, qpos = sim.recorded()
+        write_motion_bag(ctx.out_dir / "motion_bag", world, per_arm, report.start_stamp, times, qpos,
+                         arm_columns(world, arms)[1])
         if not report.ok:
             raise ExecutionError(report.failure() + (f"; others cancelled ({report.cancel_reason})"
                                                       if report.cancel_reason else ""))

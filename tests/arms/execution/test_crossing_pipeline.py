@@ -136,3 +136,44 @@ def test_sigint_during_execution_cancels_and_writes_status(tmp_path):
     assert status["status"] == "failed" and status["failed_stage"] == "execute"
     assert status["error"].startswith("KeyboardInterrupt")
     assert "Traceback" not in err
+
+
+def test_the_motion_bag_reads_back_as_the_retimed_trajectory_and_the_executed_states(crossing_run):
+    """``execute/motion_bag`` (rosbag2, MCAP) read with rosbags' own reader, field by field against
+    ``retime/trajectory.json`` and ``execute/states.npz``."""
+    from rosbags.highlevel import AnyReader
+
+    run = crossing_run
+    traj = json.loads((run / "retime" / "trajectory.json").read_text())
+    states = np.load(run / "execute" / "states.npz")
+    bag = run / "execute" / "motion_bag"
+    assert (bag / "metadata.yaml").exists() and list(bag.glob("*.mcap"))
+    column = {j: i for i, j in enumerate(traj["joint_names"])}
+    with AnyReader([bag]) as reader:
+        topics = {c.topic: c for c in reader.connections}
+        assert {"/left/joint_trajectory", "/right/joint_trajectory", "/joint_states", "/tf"} <= set(topics)
+        for arm in ("left", "right"):
+            (_, t_ns, raw), = list(reader.messages(connections=[topics[f"/{arm}/joint_trajectory"]]))
+            msg = reader.deserialize(raw, topics[f"/{arm}/joint_trajectory"].msgtype)
+            start = float(states["start_stamp"])
+            assert msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9 == pytest.approx(start, abs=1e-9)
+            assert t_ns == round(start * 1e9)
+            cols = [column[j] for j in msg.joint_names]
+            assert all(j.startswith(arm) for j in msg.joint_names) and len(msg.points) == len(traj["points"])
+            for point, ref in zip(msg.points, traj["points"], strict=True):
+                tfs = point.time_from_start.sec + point.time_from_start.nanosec * 1e-9
+                assert tfs == pytest.approx(ref["time_from_start"], abs=1e-9)
+                for field in ("positions", "velocities", "accelerations"):
+                    np.testing.assert_allclose(getattr(point, field), np.asarray(ref[field])[cols], atol=0)
+        executed = [reader.deserialize(raw, "sensor_msgs/msg/JointState")
+                    for _, _, raw in reader.messages(connections=[topics["/joint_states"]])]
+        assert len(executed) == len(states["times"])
+        names = list(states["joint_names"])
+        for msg, t, q in zip(executed, states["times"], states["positions"], strict=True):
+            assert list(msg.name) == names and msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9 == \
+                pytest.approx(t, abs=1e-9)
+            np.testing.assert_array_equal(msg.position, q)
+        tf = [reader.deserialize(raw, "tf2_msgs/msg/TFMessage")
+              for _, _, raw in reader.messages(connections=[topics["/tf"]])]
+        assert len(tf) == len(executed) and {t.child_frame_id for t in tf[0].transforms} == {
+            "left_grip_site", "right_grip_site"}
