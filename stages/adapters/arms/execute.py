@@ -36,7 +36,7 @@ class Execute(Stage):
             sim.run_until_idle(1.0)
         result = self._record(ctx, world, sim, report, trajectory, arms)
         times, qpos = sim.recorded()
-        write_motion_bag(ctx.out_dir / "motion_bag", world, per_arm, report.start_stamp, times, qpos,
+        write_motion_bag(ctx.out_dir / "motion_bag", world, [(report.start_stamp, per_arm)], times, qpos,
                          arm_columns(world, arms)[1])
         if not report.ok:
             raise ExecutionError(report.failure() + (f"; others cancelled ({report.cancel_reason})"

@@ -13,6 +13,7 @@ from stages.arms.execution.replay import render_states
 from stages.arms.execution.rig import hardware_settings
 from stages.arms.planning.goals import planner_settings
 from stages.arms.recording import record_reset
+from stages.arms.recording.rosbag import write_motion_bag
 from stages.arms.reset.run import ResetRunSettings, drop_and_reset
 from stages.arms.reset.task import TaskSpec
 
@@ -45,6 +46,8 @@ class Reset(Stage):
                                              "failures": outcome.failures}))
         for name, image in run.pictures.items():
             ctx.save(name, PngImage(image))
+        joints = [j for arm in world.robot.arms for j in arm.joints]
+        write_motion_bag(ctx.out_dir / "motion_bag", world, run.moves, run.times_s, run.qpos, joints)
         fps = self.settings.fps
         if self.settings.video and len(run.times_s):
             frames = render_states(world.model, run.times_s, run.qpos, "overview", fps)

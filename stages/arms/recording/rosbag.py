@@ -2,8 +2,9 @@
 plotting ``JointState``), written with the pure-Python ``rosbags`` (no ROS install needed):
 
 - ``/<arm>/joint_trajectory`` (``trajectory_msgs/msg/JointTrajectory``): each arm's retimed
-  trajectory, one message, its header stamp the executor's shared start stamp, every 125 Hz sample
-  a point (positions, velocities, accelerations, ``time_from_start``);
+  trajectory of every move (one message per move: a plan's one, a reset's segments in turn), its
+  header stamp the executor's shared start stamp of that move, every 125 Hz sample a point
+  (positions, velocities, accelerations, ``time_from_start``);
 - ``/joint_states`` (``sensor_msgs/msg/JointState``): every recorded physics state of the arms'
   joints (what was executed), stamped with the simulation's clock;
 - ``/tf`` (``tf2_msgs/msg/TFMessage``): each arm's end-effector site in ``world`` at those states.
@@ -26,11 +27,12 @@ def _ns(seconds: float) -> int:
     return int(round(float(seconds) * 1e9))
 
 
-def write_motion_bag(folder: Path | str, world, per_arm: Mapping[str, object], start_stamp_s: float,
+def write_motion_bag(folder: Path | str, world, moves: Sequence[tuple[float, Mapping[str, object]]],
                      times_s: np.ndarray, qpos: np.ndarray, joint_names: Sequence[str]) -> Path:
-    """Write ``folder`` (a rosbag2 folder; it must not exist yet). ``per_arm``: each arm's trajectory
-    (``joint_names``, ``times``, ``positions``, ``velocities``, ``accelerations``); ``times_s``/``qpos``
-    the recorded full states, ``joint_names`` the joints ``/joint_states`` carries."""
+    """Write ``folder`` (a rosbag2 folder; it must not exist yet). ``moves``: (start stamp, each arm's
+    trajectory: ``joint_names``, ``times``, ``positions``, ``velocities``, ``accelerations``) in the
+    order they ran; ``times_s``/``qpos`` the recorded full states, ``joint_names`` the joints
+    ``/joint_states`` carries."""
     from rosbags.rosbag2 import StoragePlugin, Writer
     from rosbags.typesys import Stores, get_typestore
 
@@ -51,19 +53,15 @@ def write_motion_bag(folder: Path | str, world, per_arm: Mapping[str, object], s
     columns = [int(model.jnt_qposadr[mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, j)])
                for j in joint_names]
     with Writer(folder, version=8, storage_plugin=StoragePlugin.MCAP) as bag:
-        for arm, traj in per_arm.items():
-            kind = "trajectory_msgs/msg/JointTrajectory"
-            conn = bag.add_connection(f"/{arm}/joint_trajectory", kind, typestore=store)
-            points = []
-            for k, tk in enumerate(np.asarray(traj.times, float)):
-                ns = _ns(tk)
-                points.append(t["trajectory_msgs/msg/JointTrajectoryPoint"](
-                    positions=np.ascontiguousarray(traj.positions[k], float),
-                    velocities=np.ascontiguousarray(traj.velocities[k], float),
-                    accelerations=np.ascontiguousarray(traj.accelerations[k], float), effort=np.zeros(0),
-                    time_from_start=Duration(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)))
-            msg = t[kind](header=header(start_stamp_s), joint_names=list(traj.joint_names), points=points)
-            bag.write(conn, _ns(start_stamp_s), store.serialize_cdr(msg, kind))
+        kind = "trajectory_msgs/msg/JointTrajectory"
+        topics = {}
+        for start_stamp_s, per_arm in moves:
+            for arm, traj in per_arm.items():
+                if arm not in topics:
+                    topics[arm] = bag.add_connection(f"/{arm}/joint_trajectory", kind, typestore=store)
+                msg = t[kind](header=header(start_stamp_s), joint_names=list(traj.joint_names),
+                              points=[point(t, Duration, traj, k) for k in range(len(traj.times))])
+                bag.write(topics[arm], _ns(start_stamp_s), store.serialize_cdr(msg, kind))
         states = bag.add_connection("/joint_states", "sensor_msgs/msg/JointState", typestore=store)
         tf = bag.add_connection("/tf", "tf2_msgs/msg/TFMessage", typestore=store)
         data = mujoco.MjData(model)
@@ -79,6 +77,16 @@ def write_motion_bag(folder: Path | str, world, per_arm: Mapping[str, object], s
             msg = t["tf2_msgs/msg/TFMessage"](transforms=transforms)
             bag.write(tf, _ns(ts), store.serialize_cdr(msg, "tf2_msgs/msg/TFMessage"))
     return folder
+
+
+def point(t, Duration, traj, k: int):
+    """The ``k``-th sample of ``traj`` as a ``JointTrajectoryPoint``."""
+    ns = _ns(traj.times[k])
+    return t["trajectory_msgs/msg/JointTrajectoryPoint"](
+        positions=np.ascontiguousarray(traj.positions[k], float),
+        velocities=np.ascontiguousarray(traj.velocities[k], float),
+        accelerations=np.ascontiguousarray(traj.accelerations[k], float), effort=np.zeros(0),
+        time_from_start=Duration(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000))
 
 
 def _site_transform(t, header, child: str, data, site: int):

@@ -36,6 +36,7 @@ class ResetRig:
             self.drivers[a.name] = FaultyDriver(driver, seed=seed + k, **faults) if faults else driver
         self.executor = SynchronizedExecutor.from_hardware(self.drivers, hardware)
         self.stamp_retries = 0   # start stamps that passed before every arm had its goal, sent again
+        self.moves: list[tuple[float, dict]] = []   # (start stamp, each arm's trajectory) of every move
         self.grippers = {a.name: a.gripper for a in world.robot.arms if a.gripper is not None}
         for g in self.grippers.values():
             for act in g.actuator_ids:
@@ -130,7 +131,9 @@ class ResetRig:
 
     def move(self, trajectory, name: str) -> None:
         arms = {a.name: a.joints for a in self.world.robot.arms}
-        report = self.executor.run(split_trajectory(trajectory, arms))
+        per_arm = split_trajectory(trajectory, arms)
+        report = self.executor.run(per_arm)
+        self.moves.append((report.start_stamp, per_arm))
         self.stamp_retries += report.stamp_retries
         if not report.ok:
             raise ExecutionError(f"segment {name!r}: {report.failure()}")

@@ -56,6 +56,7 @@ class ResetRun:
     qpos: np.ndarray
     camera: Any = None                # the camera model the estimates used, and the peg's tag layout
     layout: Any = None
+    moves: list = field(default_factory=list)   # (start stamp, each arm's trajectory) of every move
 
 
 def drop_and_reset(world, scene: Mapping[str, Any], task: TaskSpec, planner: PlannerSettings,
@@ -79,7 +80,7 @@ def drop_and_reset(world, scene: Mapping[str, Any], task: TaskSpec, planner: Pla
             outcome = run_reset(rig, reset_planner, task, half, s.surface_z, rng, s.max_attempts, log)
     times, qpos = rig.sim.recorded()
     return ResetRun(outcome, dropped, overlaid(rig, outcome.images), times, qpos, rig.estimator.camera,
-                    rig.layout)
+                    rig.layout, rig.moves)
 
 
 def overlaid(rig: ResetRig, images: Mapping[str, tuple[np.ndarray, Any]]) -> dict[str, np.ndarray]:
