@@ -44,7 +44,8 @@ def screenshot(url: str, out: Path, *, min_colors: int = 1500, timeout_s: float 
     from websockets.sync.client import connect
 
     port = _free_port()
-    with tempfile.TemporaryDirectory(prefix="chromium_profile_") as profile:
+    # chromium's helper processes may still write its profile as it exits: cleaned up as far as it can be
+    with tempfile.TemporaryDirectory(prefix="chromium_profile_", ignore_cleanup_errors=True) as profile:
         proc = subprocess.Popen([chromium(), *FLAGS, f"--user-data-dir={profile}",
                                  f"--window-size={size[0]},{size[1]}", f"--remote-debugging-port={port}",
                                  "about:blank"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
