@@ -225,6 +225,11 @@ def measure_opening(model, qpos: np.ndarray, actuators: Sequence[int], ctrl: flo
         if k >= 10 and np.abs(data.qvel[list(finger_dofs)]).max() < SETTLED_RAD_S:
             break
     mujoco.mj_forward(model, data)
+    return pad_distance(model, data, pads)
+
+
+def pad_distance(model, data, pads: tuple[tuple[int, ...], tuple[int, ...]]) -> float:
+    """The smallest true distance between the two fingers' pads (m) in ``data``'s state."""
     fromto = np.zeros(6)
     return float(min(mujoco.mj_geomDistance(model, data, a, b, 0.5, fromto)
                      for a in pads[0] for b in pads[1]))
@@ -242,9 +247,7 @@ def joints_past_pads(model, qpos: np.ndarray, finger_joints: Sequence[int],
         if model.jnt_limited[j]:
             data.qpos[a] = model.jnt_range[j, 1]
     mujoco.mj_kinematics(model, data)
-    fromto = np.zeros(6)
-    distance = min(mujoco.mj_geomDistance(model, data, a, b, 0.5, fromto) for a in pads[0] for b in pads[1])
-    return float(data.qpos[adr].sum() - distance)
+    return float(data.qpos[adr].sum() - pad_distance(model, data, pads))
 
 
 def tip_past_site(model, qpos: np.ndarray, site: int, approach: np.ndarray, geoms: Sequence[int]) -> float:
@@ -254,13 +257,16 @@ def tip_past_site(model, qpos: np.ndarray, site: int, approach: np.ndarray, geom
     data.qpos[:] = qpos
     mujoco.mj_kinematics(model, data)
     axis = data.site_xmat[site].reshape(3, 3) @ approach
-    corners = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)], float)
-    reach = -np.inf
-    for g in geoms:
-        center, half = model.geom_aabb[g, :3], model.geom_aabb[g, 3:]
-        points = data.geom_xpos[g] + (center + corners * half) @ data.geom_xmat[g].reshape(3, 3).T
-        reach = max(reach, float(((points - data.site_xpos[site]) @ axis).max()))
-    return reach
+    return max(float(((geom_box_corners(model, data, g) - data.site_xpos[site]) @ axis).max()) for g in geoms)
+
+
+_CORNERS = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)], float)
+
+
+def geom_box_corners(model, data, geom: int) -> np.ndarray:
+    """The 8 corners of ``geom``'s bounding box in the world (8×3), in ``data``'s state."""
+    center, half = model.geom_aabb[geom, :3], model.geom_aabb[geom, 3:]
+    return data.geom_xpos[geom] + (center + _CORNERS * half) @ data.geom_xmat[geom].reshape(3, 3).T
 
 
 def parallel_grippers(model, robot, qpos: np.ndarray) -> dict[str, ParallelGripper]:

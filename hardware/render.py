@@ -188,7 +188,7 @@ class OffscreenRenderer:
     """Renders RGB images from named cameras; one ``mujoco.Renderer`` per image size.
 
     Use as a context manager or call :meth:`close`. Not thread-safe: one per thread.
-    ``preview=True`` (videos): no multisampling and no reflections, ~4x faster a frame on a CPU
+    ``preview=True`` (videos): no multisampling and no reflections, far cheaper a frame on a CPU
     renderer (Mesa llvmpipe) for edges a little more jagged; the camera images perception
     measures keep the model's own quality.
     """

@@ -47,6 +47,7 @@ import numpy as np
 
 from core.errors import ConfigError
 from core.settings import from_config, require
+from hardware.gripper import geom_box_corners
 
 
 @dataclass(frozen=True)
@@ -182,12 +183,10 @@ def measure_pads(spec, fingers: tuple[str, ...], where: str) -> dict[str, tuple[
     model = spec.copy().compile()
     data = mujoco.MjData(model)
     mujoco.mj_kinematics(model, data)
-    corners = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)], float)
 
     def points(body: int) -> np.ndarray:   # its collision geoms' bounding-box corners, in its frame
         R, p = data.xmat[body].reshape(3, 3), data.xpos[body]
-        out = [(data.geom_xpos[g] + (model.geom_aabb[g, :3] + corners * model.geom_aabb[g, 3:])
-                @ data.geom_xmat[g].reshape(3, 3).T - p) @ R
+        out = [(geom_box_corners(model, data, g) - p) @ R
                for g in range(model.ngeom)
                if model.geom_bodyid[g] == body and (model.geom_contype[g] or model.geom_conaffinity[g])]
         if not out:

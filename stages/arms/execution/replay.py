@@ -19,9 +19,8 @@ def render_states(model, times: np.ndarray, qpos: np.ndarray, camera: str, fps: 
     """Frames at ``fps`` from recorded full-qpos states (rendered afterwards, not during the run).
 
     Without shadows by default, and in the renderer's preview quality (no multisampling, no
-    reflections): on a CPU renderer (Mesa llvmpipe) the shadow maps took 110 of a frame's 150 ms
-    on the reset cell, multisampling and reflections 50 of the 68 ms left; the camera images
-    perception works on keep all three."""
+    reflections), cheap on a CPU renderer (Mesa llvmpipe); the camera images perception works on
+    keep all three (what it saves: the README's default-reset table, with and without the video)."""
     import mujoco
 
     from hardware.render import OffscreenRenderer  # sets MUJOCO_GL on import: only when rendering
