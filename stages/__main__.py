@@ -106,12 +106,28 @@ def _set_console_level(level: str) -> None:
             handler.setLevel(level)
 
 
+def pp_file_arguments(argv: list[str]) -> list[str]:
+    """``path=<file>.pp`` (Pedro Pathing files on disk, a comma list sweeps them) becomes
+    ``path=pp path.file=<absolute file>``: to Hydra ``path=`` names a config group option, and the
+    run's saved config must find the file again from anywhere."""
+    out = []
+    for arg in argv:
+        key, sep, value = arg.partition("=")
+        files = value.split(",")
+        if sep and key == "path" and all(f.endswith(".pp") for f in files):
+            out += ["path=pp", "path.file=" + ",".join(str(Path(f).expanduser().resolve()) for f in files)]
+        else:
+            out.append(arg)
+    return out
+
+
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "view":   # `choreograph view RUN_DIR`: not a Hydra run
         from stages.view import main as view_main
 
         sys.exit(view_main(sys.argv[2:]))
     os.environ.setdefault("HYDRA_FULL_ERROR", "0")
+    sys.argv[1:] = pp_file_arguments(sys.argv[1:])
     _hydra_main()
 
 

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from core.artifacts import JsonFile, NpzFile
+from core.errors import ConfigError
 from core.settings import from_config
 from hardware.mecanum.params import DriveParams
 from stages.api import Stage, StageContext, StageResult
@@ -19,6 +22,8 @@ from stages.mecanum.paths.build import (
     validated_chain,
 )
 from stages.mecanum.paths.bundle import PathBundle
+from stages.mecanum.paths.heading import headings_at
+from stages.mecanum.paths.pedro import PedroFile, path_from_pp
 from stages.mecanum.paths.settings import PathSettings
 from stages.mecanum.recording import record_field, record_path
 
@@ -30,7 +35,16 @@ class BuildPath(Stage):
 
     def __init__(self, path: Mapping[str, Any] | PathSettings,
                  drive: Mapping[str, Any] | DriveParams | None = None):
-        self.settings = from_config(PathSettings, path, "path")
+        settings = from_config(PathSettings, path, "path")
+        self.pedro = None
+        if settings.file:   # a Pedro Pathing .pp file: its lines and headings
+            if settings.segments:
+                raise ConfigError(f"path.segments: given with path.file={settings.file!r}; give one")
+            field_path, self.pedro = path_from_pp(settings.file)
+            name = Path(settings.file).stem if settings.name in ("pp", "custom") else settings.name
+            settings = dataclasses.replace(settings, segments=field_path.segments, name=name,
+                                           headings=field_path.segment_headings())
+        self.settings = settings
         self.drive = from_config(DriveParams, drive, "drive")
         self.chain = validated_chain(self.settings)
         self.limits = path_limits(self.settings, self.drive)
@@ -53,6 +67,21 @@ class BuildPath(Stage):
         record_path(ctx.recorder, bundle)
         flat = bundle.flat
         files = {"path.json": JsonFile(path_summary(bundle)),
-                 "flat.npz": NpzFile({"points_in": flat.points, "source_u": flat.source_u})}
+                 "flat.npz": NpzFile({"points_in": flat.points, "source_u": flat.source_u}),
+                 f"{bundle.name}.pp": self._pp(self.chain)}   # the path back out, for Pedro's visualizer
+        if bundle.relax is not None and bundle.relax.shift_in > 0:   # what this follower drives
+            files[f"{bundle.name}_relaxed.pp"] = self._pp(bundle.chain)
         return StageResult(outputs={"path": bundle}, metrics=path_metrics(bundle, self.settings),
                            files=files)
+
+    def _pp(self, chain) -> PedroFile:
+        segments = tuple(tuple(map(tuple, seg.p.tolist())) for seg in chain.segments)
+        headings = self.settings.headings or None
+        if headings is not None and chain.dropped:
+            headings = tuple(h for i, h in enumerate(headings) if i not in chain.dropped)
+        start = self.settings.headings[0] if self.settings.headings else None
+        d = chain.segments[0].start_direction()
+        start_rad = float(headings_at([start], np.zeros(1), np.array([np.arctan2(d[1], d[0])]))[0]) \
+            if start is not None else float(np.arctan2(d[1], d[0]))
+        same_lines = self.pedro is not None and len(self.pedro.lines) == len(segments)
+        return PedroFile(segments, headings, start_rad, self.pedro if same_lines else None)

@@ -34,10 +34,10 @@ class FollowRun:
 def simulate(follower_settings: FollowerSettings, path: PathBundle, table: EntrySpeedTable,
              sim: SimSettings, seed: int = 0) -> FollowRun:
     """One follower on one path from the path's start (plus the configured offset)."""
-    start = start_pose_of(table, sim.start_offset)
-    follower = build_follower(follower_settings, drive=path.drive, table=table,
-                              chain=path.chain, start_heading=float(start_pose_of(table)[2]),
-                              dt_s=sim.dt_s)
+    start = start_pose_of(table, sim.start_offset, path.headings)
+    follower = build_follower(follower_settings, drive=path.drive, table=table, chain=path.chain,
+                              start_heading=float(start_pose_of(table, headings=path.headings)[2]),
+                              dt_s=sim.dt_s, headings=path.headings, source_u=path.flat.source_u)
     simulator = MecanumSimulator(path.drive, dt_s=sim.dt_s, substeps=sim.substeps, pose=start,
                                  velocity=sim.start_velocity, noise=sim.odometry_noise,
                                  seed=seed)

@@ -37,6 +37,7 @@ What it does, and where each choice comes from (Road Runner 1.0 and its quicksta
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -50,20 +51,23 @@ from stages.mecanum.control.loop import Command
 from stages.mecanum.control.pidf import Feedforward
 from stages.mecanum.control.settings import HEADINGS, RoadRunnerParams
 from stages.mecanum.paths.bezier import BezierChain
+from stages.mecanum.paths.heading import SegmentHeading, heading_profile
 
 
 class ArcLengthPath:
     """A Bézier chain sampled densely and indexed by arc length."""
 
     def __init__(self, chain: BezierChain, samples_per_segment: int = 400):
-        pts, d1, d2 = [], [], []
+        pts, d1, d2, u = [], [], [], []
         t = np.linspace(0.0, 1.0, samples_per_segment + 1)
         for k, seg in enumerate(chain.segments):
             tk = t if k == 0 else t[1:]
+            u.append(k + tk)
             pts.append(seg.point(tk))
             d1.append(seg.derivative(tk, 1))
             d2.append(seg.derivative(tk, 2))
         self.points = np.vstack(pts)
+        self.u = np.concatenate(u)   # the chain parameter (segment index + t) of each sample
         d1, d2 = np.vstack(d1), np.vstack(d2)
         self.s = np.r_[0.0, np.cumsum(np.hypot(*np.diff(self.points, axis=0).T))]
         speed = np.hypot(d1[:, 0], d1[:, 1])
@@ -123,14 +127,18 @@ class TimeProfile:
 
 
 def build_profile(path: ArcLengthPath, drive: DriveParams, params: RoadRunnerParams,
-                  heading: str = "tangent", start_heading: float | None = None) -> TimeProfile:
-    """The forward/backward-pass profile with the wheel- and angular-velocity constraints."""
+                  heading: str = "tangent", start_heading: float | None = None,
+                  headings: Sequence[SegmentHeading] = ()) -> TimeProfile:
+    """The forward/backward-pass profile with the wheel- and angular-velocity constraints;
+    ``headings``: the path's own, per segment (they override ``heading``)."""
     if heading not in HEADINGS:
         raise ConfigError(f"follower.heading={heading!r}; allowed: {list(HEADINGS)}")
     n = max(2, int(math.ceil(path.length / params.resolution_in)) + 1)
     s = np.linspace(0.0, path.length, n)
     _, tan_angle, kappa = path.at(s)
-    if heading == "tangent":
+    if headings:
+        h, dh = heading_profile(headings, s, np.interp(s, path.s, path.u), tan_angle)
+    elif heading == "tangent":
         h, dh = tan_angle, kappa
     else:
         h0 = float(tan_angle[0]) if start_heading is None else float(start_heading)
@@ -160,12 +168,12 @@ class RoadRunnerFollower:
 
     def __init__(self, chain: BezierChain, drive: DriveParams, feedforward: Feedforward,
                  params: RoadRunnerParams | None = None, *, heading: str = "tangent",
-                 start_heading: float | None = None, dt_s: float = 0.01,
-                 name: str = "roadrunner"):
+                 start_heading: float | None = None, headings: Sequence[SegmentHeading] = (),
+                 dt_s: float = 0.01, name: str = "roadrunner"):
         self.drive, self.ff, self.dt_s, self.name = drive, feedforward, dt_s, name
         self.params = params or RoadRunnerParams()
         self.path = ArcLengthPath(chain)
-        self.profile = build_profile(self.path, drive, self.params, heading, start_heading)
+        self.profile = build_profile(self.path, drive, self.params, heading, start_heading, headings)
         self.J = wheel_matrix(drive.k_in)
         self.t0: float | None = None
         self.elapsed = 0.0

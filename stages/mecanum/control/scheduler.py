@@ -27,7 +27,7 @@ Each tick it
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,6 +35,7 @@ import numpy as np
 from stages.mecanum.control.allocator import AccelRequest
 from stages.mecanum.control.controllers import ControllerSet, Guidance
 from stages.mecanum.control.settings import SchedulerSettings
+from stages.mecanum.paths.heading import SegmentHeading, headings_at, short_turn
 from stages.mecanum.paths.precompute import EntrySpeedTable
 
 HeadingFn = Callable[[float], tuple[float, float]]  # s → (heading, d heading / ds)
@@ -62,6 +63,29 @@ def tangent_heading(table: EntrySpeedTable) -> HeadingFn:
 
 def constant_heading(heading_rad: float) -> HeadingFn:
     return lambda s: (float(heading_rad), 0.0)
+
+
+def segment_heading(table: EntrySpeedTable, source_u: np.ndarray,
+                    headings: Sequence[SegmentHeading]) -> HeadingFn:
+    """The path's own headings, one per Bézier segment (:mod:`stages.mecanum.paths.heading`),
+    on the flattened path: ``source_u`` is each vertex's chain parameter; tangential segments
+    face along the flattened segment as :func:`tangent_heading` does, a linear one turns at a
+    constant rate over its arc length."""
+    ang = np.unwrap(np.arctan2(table.directions[:, 1], table.directions[:, 0]))
+    cum = table.cum_length_in
+    bounds_s = np.interp(np.arange(len(headings) + 1), source_u, cum)   # each segment's start and end
+
+    def f(s: float) -> tuple[float, float]:
+        i = int(table.segment_at(s))
+        u = float(np.interp(s, cum, source_u))
+        h = float(headings_at(headings, np.array([u]), np.array([ang[i]]))[0])
+        k = min(int(u), len(headings) - 1)
+        seg = headings[k]
+        if seg.mode != "linear":
+            return h, 0.0
+        return h, short_turn(seg.start_rad, seg.end_rad) / max(float(bounds_s[k + 1] - bounds_s[k]), 1e-9)
+
+    return f
 
 
 class Scheduler:

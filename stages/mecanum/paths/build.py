@@ -42,9 +42,10 @@ def build_path(settings: PathSettings, drive: DriveParams,
                               tangential_in_s2=settings.relax_tangential_in_s2)
         curve = relaxed.chain
     flat = flatten_chain(curve, settings.flatness_in, settings.max_depth)
+    headings = tuple(h for i, h in enumerate(settings.headings) if i not in original.dropped)
     return PathBundle(settings.name, original, curve, relaxed,
                       original.joints(settings.g1_tolerance_rad), flat, limits, drive,
-                      settings.corner_in, settings.end_speed_in_s)
+                      settings.corner_in, settings.end_speed_in_s, headings)
 
 
 def path_metrics(bundle: PathBundle, settings: PathSettings) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from core.artifacts import atomic_write_bytes
 from hardware.mecanum.params import DriveParams
 from stages.mecanum.paths.bezier import BezierChain, Joint
 from stages.mecanum.paths.flatten import FlatPath
+from stages.mecanum.paths.heading import SegmentHeading
 from stages.mecanum.paths.limits import PathLimits
 from stages.mecanum.paths.precompute import EntrySpeedTable, precompute_entry_speeds
 from stages.mecanum.paths.relax import RelaxResult
@@ -47,6 +48,7 @@ class PathBundle:
     drive: DriveParams
     corner_tolerance_in: float
     end_speed_in_s: float
+    headings: tuple[SegmentHeading, ...] = ()   # the path's own, one per segment of ``chain``
 
     def entry_speeds(self) -> EntrySpeedTable:
         return precompute_entry_speeds(self.flat, self.limits,

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from core.settings import require
 from stages.mecanum.paths.flatten import MAX_DEPTH
+from stages.mecanum.paths.heading import SegmentHeading
 
 # a path: cubic Bézier segments, each four [x_in, y_in] control points
 Segments = tuple[tuple[tuple[float, float], ...], ...]
@@ -33,8 +34,10 @@ def _fraction(name: str, value: float) -> None:
 class PathSettings:
     """The ``path`` config group (``conf/path/*.yaml``): the curve and how it is planned."""
 
-    segments: Segments  # control-point quadruples [[x, y]] * 4, inches
+    segments: Segments = ()  # control-point quadruples [[x, y]] * 4, inches
     name: str = "custom"
+    file: str | None = None  # a Pedro Pathing .pp file: its lines become segments and headings
+    headings: tuple[SegmentHeading, ...] = ()  # one per segment (none: the follower's heading mode)
     flatness_in: float = 0.05  # chord error bound of the flattening
     max_depth: int = MAX_DEPTH  # flattening: most halvings per cubic
     relax: bool = True  # move handles where a turn needs more than the budget
@@ -48,6 +51,10 @@ class PathSettings:
     g1_tolerance_rad: float = 1e-3  # a joint turning more than this is a G1 break
 
     def __post_init__(self) -> None:
+        require(bool(self.segments) or bool(self.file), "segments", [],
+                "a list of cubic segments [[x, y]] * 4, or path.file (a Pedro Pathing .pp file)")
+        require(not self.headings or len(self.headings) == len(self.segments), "headings",
+                f"{len(self.headings)} headings", f"one per segment ({len(self.segments)}), or none")
         _positive("flatness_in", self.flatness_in)
         require(1 <= self.max_depth <= 40, "max_depth", self.max_depth, "an integer in [1, 40]")
         _non_negative("relax_tolerance_in", self.relax_tolerance_in)
