@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from hardware.mecanum.params import DriveParams
 from hardware.mecanum.simulator import MecanumSimulator
 from stages.mecanum.control.factory import build_follower, start_pose_of
 from stages.mecanum.control.follow_settings import SimSettings
@@ -32,13 +33,15 @@ class FollowRun:
 
 
 def simulate(follower_settings: FollowerSettings, path: PathBundle, table: EntrySpeedTable,
-             sim: SimSettings, seed: int = 0) -> FollowRun:
-    """One follower on one path from the path's start (plus the configured offset)."""
+             sim: SimSettings, seed: int = 0, plant: DriveParams | None = None) -> FollowRun:
+    """One follower on one path from the path's start (plus the configured offset). The
+    follower plans and feeds forward on the path's drive model; ``plant`` is the robot the
+    simulator runs (None: the same model; a fitted model's error shows on the true robot)."""
     start = start_pose_of(table, sim.start_offset, path.headings)
     follower = build_follower(follower_settings, drive=path.drive, table=table, chain=path.chain,
                               start_heading=float(start_pose_of(table, headings=path.headings)[2]),
                               dt_s=sim.dt_s, headings=path.headings, source_u=path.flat.source_u)
-    simulator = MecanumSimulator(path.drive, dt_s=sim.dt_s, substeps=sim.substeps, pose=start,
+    simulator = MecanumSimulator(plant or path.drive, dt_s=sim.dt_s, substeps=sim.substeps, pose=start,
                                  velocity=sim.start_velocity, noise=sim.odometry_noise,
                                  seed=seed)
     t0 = time.perf_counter()
