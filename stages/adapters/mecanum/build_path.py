@@ -71,8 +71,9 @@ class BuildPath(Stage):
                  f"{bundle.name}.pp": self._pp(self.chain)}   # the path back out, for Pedro's visualizer
         if bundle.relax is not None and bundle.relax.shift_in > 0:   # what this follower drives
             files[f"{bundle.name}_relaxed.pp"] = self._pp(bundle.chain)
-        return StageResult(outputs={"path": bundle}, metrics=path_metrics(bundle, self.settings),
-                           files=files)
+        metrics = {**path_metrics(bundle, self.settings),   # the .pp written, read back: how far off
+                   "pp_round_trip_in": files[f"{bundle.name}.pp"].round_trip_in()}
+        return StageResult(outputs={"path": bundle}, metrics=metrics, files=files)
 
     def _pp(self, chain) -> PedroFile:
         segments = tuple(tuple(map(tuple, seg.p.tolist())) for seg in chain.segments)

@@ -324,31 +324,31 @@ def _pose_dict(xy: np.ndarray, h: SegmentHeading, keep: PedroPose | None) -> dic
     return d
 
 
-def write_pp(path: Path | str, segments: Sequence, headings: Sequence[SegmentHeading] | None = None,
-             start_heading_rad: float = 0.0, template: PedroPath | None = None) -> Path:
-    """Write cubic ``segments`` (field frame) as a ``.pp``, one line per segment, atomically.
+def pp_document(segments: Sequence, headings: Sequence[SegmentHeading] | None = None,
+                start_heading_rad: float = 0.0, template: PedroPath | None = None,
+                name: str = "<pp>") -> dict[str, Any]:
+    """Cubic ``segments`` (field frame) as a ``.pp`` document, one line per segment (``name``: errors).
 
     ``headings``: one per segment (default tangential). ``template`` (the file the path came
     from) keeps its top-level fields, its start point's and, when it has as many lines as there
     are segments, each line's fields (id, name, color, waits, ...); otherwise its ``sequence``,
     which names its lines, is dropped and the visualizer rebuilds it.
     """
-    path = Path(path)
     try:
         p = np.array(segments, dtype=float)
     except (TypeError, ValueError):
-        raise PathError(f"{path.name}: segments must be [[x, y]] * 4 quadruples") from None
+        raise PathError(f"{name}: segments must be [[x, y]] * 4 quadruples") from None
     if p.ndim != 3 or p.shape[1:] != (4, 2) or len(p) == 0 or not np.all(np.isfinite(p)):
-        raise PathError(f"{path.name}: segments must be a non-empty list of four finite [x, y]; "
+        raise PathError(f"{name}: segments must be a non-empty list of four finite [x, y]; "
                         f"got shape {p.shape}")
     for i in range(1, len(p)):
         gap = float(np.hypot(*(p[i, 0] - p[i - 1, 3])))
         if gap > JOIN_TOLERANCE_IN:
-            raise PathError(f"{path.name}: segments[{i}] starts {gap:.4g} in from where segments"
+            raise PathError(f"{name}: segments[{i}] starts {gap:.4g} in from where segments"
                             f"[{i - 1}] ends; a .pp path is one continuous chain")
     heads = tuple(headings) if headings is not None else (SegmentHeading("tangential"),) * len(p)
     if len(heads) != len(p) or not all(isinstance(h, SegmentHeading) for h in heads):
-        raise PathError(f"{path.name}: headings must be {len(p)} SegmentHeading (one per segment); "
+        raise PathError(f"{name}: headings must be {len(p)} SegmentHeading (one per segment); "
                         f"got {len(heads)}")
     same = template is not None and len(template.lines) == len(p)
     lines = []
@@ -371,7 +371,14 @@ def write_pp(path: Path | str, segments: Sequence, headings: Sequence[SegmentHea
     extras = dict(template.extras) if template is not None else {"shapes": []}
     if not same:
         extras.pop("sequence", None)
-    return atomic_write_json(path, {"startPoint": start, "lines": lines, **extras})
+    return {"startPoint": start, "lines": lines, **extras}
+
+
+def write_pp(path: Path | str, segments: Sequence, headings: Sequence[SegmentHeading] | None = None,
+             start_heading_rad: float = 0.0, template: PedroPath | None = None) -> Path:
+    """Write :func:`pp_document` to ``path`` atomically."""
+    path = Path(path)
+    return atomic_write_json(path, pp_document(segments, headings, start_heading_rad, template, path.name))
 
 
 @dataclass(frozen=True, eq=False)
@@ -386,6 +393,12 @@ class PedroFile:
 
     def save(self, path: Path) -> None:
         write_pp(path, self.segments, self.headings, self.start_heading_rad, self.template)
+
+    def round_trip_in(self) -> float:
+        """How far the segments read back from this ``.pp`` lie from the segments (in, control points)."""
+        doc = pp_document(self.segments, self.headings, self.start_heading_rad, self.template)
+        back = to_segments(parse_pp(json.loads(json.dumps(doc))), tolerance_in=0.0).segments
+        return float(np.abs(np.subtract(back, self.segments)).max())
 
 
 def path_from_pp(file: Path | str) -> tuple[FieldPath, PedroPath]:

@@ -46,6 +46,7 @@ def test_follow_on_a_teams_pp_file_and_the_path_back_out(tmp_path):
     assert r.returncode == 0, r.stderr
     m = json.loads((run / "metrics.json").read_text())
     assert m["follow.path"] == FARSIDE.stem and m["follow.stopped"] and m["follow.end_error_in"] < 0.5
+    assert m["path.pp_round_trip_in"] < 1e-9   # the .pp written, read back
     log = np.genfromtxt(run / "follow/log.csv", delimiter=",", names=True)
     field = to_segments(read_pp(FARSIDE))
     start_error = math.remainder(log["heading_rad"][0] - field.start_heading_rad, math.tau)
