@@ -44,7 +44,7 @@ def find_ramp_log(folder: Path, kind: str) -> Path | None:
 
 def read_ramp_logs(folder: Path | str, in_per_tick: float) -> RampLogSet:
     """The forward and angular ramps from a tuning folder (the lateral one if present)."""
-    folder = Path(folder)
+    folder = Path(folder).expanduser()
     if not folder.is_dir():
         raise DriveFitError(f"pipeline.stages.logs.folder: {folder} is not a folder")
     paths = {kind: find_ramp_log(folder, kind) for kind in ("forward-ramp", "angular-ramp", "lateral-ramp")}
