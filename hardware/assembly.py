@@ -1,6 +1,9 @@
 """Compose a robot from MJCF parts with ``mujoco.MjSpec``, by config alone.
 
-A *part* is ``{file: <MJCF>}`` or, for packages that ship ``<mujocoinclude>`` fragments,
+A *part* is ``{file: <MJCF>}``, ``{urdf: <URDF>, srdf: <SRDF, optional>}`` (:mod:`hardware.urdf`:
+collision geometry, ``package://`` meshes found, a site per link; the SRDF is checked against it
+here and used by the collision matrix and named goals, :mod:`hardware.semantics`) or, for packages
+that ship ``<mujocoinclude>`` fragments,
 ``{fragments: {assets: [...], worldbody: [...], actuators: [...], meshdir: <dir>, texturedir: <dir>,
 angle: radian}}``; ``root_body: <name>`` keeps only that body's subtree (e.g. drops Fetch's mocap
 body and weld). Paths: absolute, relative to the repo root, or ``pkg://<package>/<path inside it>``.
@@ -16,6 +19,7 @@ A build (``robot.build``, read as :class:`BuildSettings`)::
         gripper: {file: ..., site: <site in the arm> | body: <body in the arm>, mount: {...}}  # "hand/"
         position_actuators: {joints: [...], kp: 100 | [...], kv: 0 | [...], forcerange: [lo, hi] | [[..]]}
         gravcomp: false               # true: the arm's controller cancels gravity
+    integrator: Euler                 # or implicitfast (MuJoCo's option), RK4, implicit
 
 Compiled names are ``<arm>/<name>`` and ``<arm>/hand/<name>``. ``position_actuators.joints`` are
 the arm part's own names (a gripper joint is ``hand/<name>``); each gets a position actuator named
@@ -39,6 +43,8 @@ import numpy as np
 from core.errors import ConfigError
 from core.settings import from_config, require
 from hardware.resources import INSTALL_HINT, PKG_SCHEME, REPO_ROOT, plain_config, resolve_resource
+from hardware.srdf import read_srdf
+from hardware.urdf import read_urdf, urdf_spec
 
 __all__ = ["INSTALL_HINT", "PKG_SCHEME", "REPO_ROOT", "BuildSettings", "assemble", "resolve_resource"]
 
@@ -66,16 +72,19 @@ class FragmentsSettings:
 
 @dataclass(frozen=True)
 class _PartFile:
-    """Where a part's MJCF comes from (one of ``file`` or ``fragments``), and which subtree to keep."""
+    """Where a part's model comes from (one of ``file``, ``fragments`` or ``urdf``), which subtree to keep."""
 
     file: str | None = None
     fragments: FragmentsSettings | None = None
+    urdf: str | None = None
+    srdf: str | None = None   # beside a urdf: its semantics (collision pairs, groups, named states)
     root_body: str | None = None
 
     def __post_init__(self):
-        require((self.file is None) != (self.fragments is None), "file", self.file,
-                "exactly one of file: <MJCF path> or fragments: {assets, worldbody, actuators, meshdir, "
-                "texturedir, angle}")
+        require([self.file, self.fragments, self.urdf].count(None) == 2, "file", self.file,
+                "exactly one of file: <MJCF path>, urdf: <URDF path> or fragments: {assets, worldbody, "
+                "actuators, meshdir, texturedir, angle}")
+        require(self.srdf is None or self.urdf is not None, "srdf", self.srdf, "an SRDF beside a urdf: only")
 
 
 @dataclass(frozen=True)
@@ -149,7 +158,8 @@ class BaseSettings(_PartFile):
     def __post_init__(self):
         if self.box is None:
             super().__post_init__()
-        require(self.box is None or (self.file is None and self.fragments is None and self.root_body is None),
+        require(self.box is None or (self.file is None and self.fragments is None and self.urdf is None
+                                     and self.root_body is None),
                 "box", self.box, "a box or a part (file/fragments), not both")
 
 
@@ -159,6 +169,9 @@ class BuildSettings:
 
     base: BaseSettings | None = None
     arms: dict[str, PartSettings] = field(default_factory=dict)
+    # MuJoCo's integrator; implicitfast integrates the actuators' kv implicitly (light links, as a
+    # URDF's, without the armature a MJCF file gives them, are stable at the 2 ms step)
+    integrator: Literal["Euler", "RK4", "implicit", "implicitfast"] = "Euler"
 
     def __post_init__(self):
         require(len(self.arms) > 0, "arms", self.arms,
@@ -173,6 +186,7 @@ def assemble(build: Mapping | BuildSettings, key: str = "robot.build"):
     cfg = from_config(BuildSettings, plain_config(build), key)   # OmegaConf -> plain -> settings
     spec = mujoco.MjSpec()
     spec.modelname = "robot"
+    spec.option.integrator = getattr(mujoco.mjtIntegrator, f"mjINT_{cfg.integrator.upper()}")
     base = _add_base(spec, cfg.base, f"{key}.base")
     for name, arm in cfg.arms.items():
         akey = f"{key}.arms.{name}"
@@ -186,6 +200,12 @@ def _load(cfg: _PartFile, key: str):
     """``(spec, compiled model, root body or None)``; compiling checks that asset files resolve."""
     if cfg.file is not None:
         spec = _from_file(resolve_resource(cfg.file, f"{key}.file"), key)
+    elif cfg.urdf is not None:
+        path = resolve_resource(cfg.urdf, f"{key}.urdf")
+        spec = urdf_spec(path, f"{key}.urdf")
+        if cfg.srdf is not None:   # every name and named state checked against the URDF
+            read_srdf(resolve_resource(cfg.srdf, f"{key}.srdf"), read_urdf(path, f"{key}.urdf"),
+                      f"{key}.srdf")
     else:
         spec = _from_fragments(cfg.fragments, f"{key}.fragments")
     root = None if cfg.root_body is None else spec.body(cfg.root_body)

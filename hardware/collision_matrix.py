@@ -18,7 +18,12 @@ rule that applies disables the pair with that reason:
    **Unsafe in general**: a few hundred samples miss narrow configurations (a wrist folding onto
    the base), and the planner then passes straight through that pair. A speed option only;
 6. ``allowed``: the user's pairs (``allowed``: ``[a, b]`` entries, each side a geom or body name
-   or an ``fnmatch`` glob over both), e.g. a grasped object and its fingers.
+   or an ``fnmatch`` glob over both), e.g. a grasped object and its fingers;
+7. ``srdf``: a link pair an SRDF disables (``srdf``: :class:`SrdfPairs`, one per URDF part) that no
+   rule above disables. Where the SRDF and rules 1-6 disagree is reported per part
+   (``CollisionMatrix.srdf``, in ``collision_matrix.json``): the SRDF's pairs rules 1-6 also disable
+   (by reason), those they would check, and the reverse: link pairs of that URDF rules 1-6 disable
+   and the SRDF checks.
 
 Every other pair is ``checked``. ``held_bodies`` (bodies the planner moves by other means, such as
 an object carried by a gripper) count as moved by a planned joint of their own: they are ``rigid``
@@ -46,10 +51,10 @@ import numpy as np
 from core.errors import ConfigError
 from hardware.geometry import collision_geoms, excluded_body_pairs, geom_name
 
-REASONS = ("filtered", "adjacent", "rigid", "always", "never", "allowed")
+REASONS = ("filtered", "adjacent", "rigid", "always", "never", "allowed", "srdf")
 DISTMAX_PAD_M = 1e-3
 """Distances are measured up to ``clearance_m`` plus this (farther pairs read as that)."""
-_FORMAT = 1   # bump when the rules or the JSON change: old cache files are then never read
+_FORMAT = 2   # bump when the rules or the JSON change: old cache files are then never read
 _HASHED = ("geom_type", "geom_contype", "geom_conaffinity", "geom_bodyid", "geom_dataid", "geom_size",
            "geom_pos", "geom_quat", "body_parentid", "body_weldid", "body_pos", "body_quat", "body_jntadr",
            "body_jntnum", "body_mocapid", "jnt_type", "jnt_bodyid", "jnt_qposadr", "jnt_limited",
@@ -58,18 +63,31 @@ _HASHED = ("geom_type", "geom_contype", "geom_conaffinity", "geom_bodyid", "geom
            "hfield_ncol", "hfield_data")
 
 
+@dataclass(frozen=True)
+class SrdfPairs:
+    """One URDF part's SRDF pairs in the compiled model's body names: ``pairs`` (body1, body2, the
+    SRDF's reason) and ``bodies``, every body of that URDF (for the reverse comparison)."""
+
+    label: str   # e.g. the config key of the SRDF
+    pairs: tuple[tuple[str, str, str], ...]
+    bodies: tuple[str, ...]
+
+
 @dataclass(frozen=True, eq=False)
 class CollisionMatrix:
     """``disabled``: (g1 < g2) geom ids -> reason (one of :data:`REASONS`); ``checked``: the (P, 2)
-    sorted pairs still checked; ``samples``: configurations sampled for ``always``/``never``."""
+    sorted pairs still checked; ``samples``: configurations sampled for ``always``/``never``;
+    ``srdf``: per SRDF, how it compares with rules 1-6 (plain JSON data; empty without one)."""
 
     disabled: dict[tuple[int, int], str]
     checked: np.ndarray
     samples: int
+    srdf: dict | None = None
 
     def __eq__(self, other) -> bool:
         return (isinstance(other, CollisionMatrix) and self.disabled == other.disabled
-                and self.samples == other.samples and np.array_equal(self.checked, other.checked))
+                and self.samples == other.samples and np.array_equal(self.checked, other.checked)
+                and (self.srdf or {}) == (other.srdf or {}))
 
     def counts(self) -> dict[str, int]:
         return {r: sum(1 for v in self.disabled.values() if v == r) for r in REASONS}
@@ -79,7 +97,8 @@ class CollisionMatrix:
         body = [bodies[b] or f"body{b}" for b in model.geom_bodyid]
         return {"samples": self.samples, "counts": self.counts(), "checked_pairs": len(self.checked),
                 "disabled": [{"geom1": geom_name(model, a), "geom2": geom_name(model, b), "body1": body[a],
-                              "body2": body[b], "reason": r} for (a, b), r in sorted(self.disabled.items())]}
+                              "body2": body[b], "reason": r} for (a, b), r in sorted(self.disabled.items())],
+                **({"srdf": self.srdf} if self.srdf else {})}
 
     @classmethod
     def from_json(cls, data: dict, model) -> CollisionMatrix:
@@ -96,7 +115,7 @@ class CollisionMatrix:
         if len(checked) != data["checked_pairs"]:
             raise ValueError(f"collision matrix lists {data['checked_pairs']} checked pairs; "
                              f"the model leaves {len(checked)}")
-        return cls(disabled, checked.reshape(-1, 2), int(data["samples"]))
+        return cls(disabled, checked.reshape(-1, 2), int(data["samples"]), data.get("srdf"))
 
 
 def default_cache_dir() -> Path:
@@ -111,7 +130,8 @@ def default_cache_dir() -> Path:
 def compute_collision_matrix(model, planned_joints: Sequence[str], base_qpos: np.ndarray, clearance_m: float,
                              samples: int = 200, never: bool = False, allowed: Sequence[Sequence[str]] = (),
                              seed: int = 0, cache_dir: Path | None = None,
-                             held_bodies: Sequence[str] = ()) -> CollisionMatrix:
+                             held_bodies: Sequence[str] = (),
+                             srdf: Sequence[SrdfPairs] = ()) -> CollisionMatrix:
     """The matrix for the group ``planned_joints`` (the rules are in the module docstring)."""
     base_qpos = np.asarray(base_qpos, dtype=float)
     if base_qpos.shape != (model.nq,):
@@ -125,7 +145,8 @@ def compute_collision_matrix(model, planned_joints: Sequence[str], base_qpos: np
                               f"got {e!r}")
     params = {"joints": list(planned_joints), "base_qpos": base_qpos.tolist(), "seed": int(seed),
               "clearance_m": float(clearance_m), "samples": int(samples), "never": bool(never),
-              "allowed": [[a, b] for a, b in allowed], "held": list(held_bodies)}
+              "allowed": [[a, b] for a, b in allowed], "held": list(held_bodies),
+              "srdf": [[s.label, [list(p) for p in s.pairs], list(s.bodies)] for s in srdf]}
     path = Path(cache_dir) / f"{_cache_key(model, params)}.json" if cache_dir is not None else None
     if path is not None and path.is_file():
         try:
@@ -148,8 +169,9 @@ def compute_collision_matrix(model, planned_joints: Sequence[str], base_qpos: np
     user = _allowed_pairs(model, geoms, params["allowed"])
     mine = np.array([tuple(p) in user for p in pairs.tolist()], bool)
     code[(code == 0) & mine] = 1 + REASONS.index("allowed")
+    compared = {s.label: _apply_srdf(model, pairs, code, s) for s in srdf}
     disabled = {(a, b): REASONS[c - 1] for (a, b), c in zip(pairs.tolist(), code.tolist(), strict=True) if c}
-    result = CollisionMatrix(disabled, pairs[code == 0].reshape(-1, 2), int(samples))
+    result = CollisionMatrix(disabled, pairs[code == 0].reshape(-1, 2), int(samples), compared or None)
     if path is not None:
         try:   # write then rename: a concurrent reader sees the old file or the whole new one
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -242,6 +264,43 @@ def _sample_contacts(model, pairs, qpos_adr, lo, hi, base_qpos, clearance_m, sam
             else:
                 always[k] = False
     return always, far
+
+
+def _apply_srdf(model, pairs: np.ndarray, code: np.ndarray, srdf: SrdfPairs) -> dict:
+    """Disable (reason ``srdf``) the SRDF's link pairs rules 1-6 left checked; compare the two.
+
+    A link pair counts as disabled when every geom pair between the two links is; links without
+    collision geometry have no pairs to compare."""
+    bodies = {n: b for b, n in enumerate(_names(model, "body", model.nbody)) if n}
+    pb = np.sort(model.geom_bodyid[pairs], axis=1) if len(pairs) else np.zeros((0, 2), int)
+    ours_before = code.copy()
+    listed, also, kept, missing, bare = set(), {}, [], [], 0
+    for b1, b2, why in srdf.pairs:
+        if b1 not in bodies or b2 not in bodies:
+            missing.append([b1, b2])
+            continue
+        key = tuple(sorted((bodies[b1], bodies[b2])))
+        listed.add(key)
+        rows = np.flatnonzero((pb[:, 0] == key[0]) & (pb[:, 1] == key[1]))
+        if not len(rows):
+            bare += 1
+        elif (code[rows] != 0).all():
+            r = REASONS[int(np.bincount(code[rows]).argmax()) - 1]
+            also[r] = also.get(r, 0) + 1
+        else:
+            kept.append([b1, b2, why])
+            code[rows[code[rows] == 0]] = 1 + REASONS.index("srdf")
+    mine = np.array(sorted(bodies[b] for b in srdf.bodies if b in bodies), int)
+    ours_only = []
+    inside = np.isin(pb, mine).all(axis=1) & (pb[:, 0] != pb[:, 1])
+    for key in sorted({tuple(p) for p in pb[inside].tolist()} - listed):
+        rows = np.flatnonzero((pb[:, 0] == key[0]) & (pb[:, 1] == key[1]))
+        if (ours_before[rows] != 0).all():
+            r = REASONS[int(np.bincount(ours_before[rows]).argmax()) - 1]
+            ours_only.append([model.body(key[0]).name, model.body(key[1]).name, r])
+    return {"srdf_pairs": len(srdf.pairs), "without_geometry": bare, "not_in_model": missing,
+            "also_disabled_by_us": also, "checked_by_us": len(kept), "checked_by_us_pairs": kept,
+            "disabled_by_us_not_srdf": len(ours_only), "disabled_by_us_not_srdf_pairs": ours_only}
 
 
 def _allowed_pairs(model, geoms: np.ndarray, allowed) -> set[tuple[int, int]]:

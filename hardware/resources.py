@@ -2,12 +2,15 @@
 
 Every path in a robot config (``robot.mjcf``, a part's ``file``, a fragment) is absolute, relative
 to the repo root (:data:`REPO_ROOT`), or ``pkg://<package>/<path inside it>`` for a file shipped
-by an installed package (the robot packages: ``pip install -e '.[robots]'``).
+by an installed package (the robot packages: ``pip install -e '.[robots]'``). ``<package>`` may
+also be a folder on ``sys.path`` that is no Python package, such as the ``cmeel.prefix`` folder of
+cmeel wheels (``pkg://cmeel.prefix/share/example-robot-data/robots/...``).
 """
 
 from __future__ import annotations
 
 import importlib.util
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -31,10 +34,13 @@ def resolve_resource(path: str, key: str) -> Path:
             found = importlib.util.find_spec(package) if package else None
         except (ImportError, ValueError):
             found = None
-        if found is None:
+        folders = [] if found is not None or not package else [
+            Path(d) / package for d in sys.path if d and (Path(d) / package).is_dir()]
+        if found is None and not folders:
             raise ConfigError(f"{key}: package {package!r} (for {s!r}) is not installed; install the "
                               f"robot packages with: {INSTALL_HINT}")
-        dirs = [Path(d) for d in found.submodule_search_locations or []] or [Path(found.origin or ".").parent]
+        dirs = folders or [Path(d) for d in found.submodule_search_locations or []] or [
+            Path(found.origin or ".").parent]
         p = next((d / inner for d in dirs if (d / inner).exists()), dirs[0] / inner)
     else:
         p = Path(s).expanduser()

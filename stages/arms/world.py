@@ -7,7 +7,7 @@ and runs on; the joint limits and home renders of it are read here too.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -17,6 +17,7 @@ from hardware.collision_matrix import compute_collision_matrix, default_cache_di
 from hardware.models.scene import build_scene, scene_settings
 from hardware.resources import plain_config
 from hardware.robot import RobotSpec
+from hardware.semantics import named_states, srdf_pairs
 from stages.arms.planning.checker import ClearanceChecker
 
 
@@ -29,6 +30,14 @@ class World:
     scene: Any  # hardware.models.scene.Scene
     clearance_m: float
     collision_matrix: Any = None  # hardware.collision_matrix.CollisionMatrix
+    named_states: dict[str, dict[str, tuple[float, ...]]] = field(default_factory=dict)  # SRDF group_states
+
+    def named_goal(self, name: str) -> dict[str, list[float]]:
+        """The joint goal per arm of the SRDF state ``name`` (``goal.named``)."""
+        if name not in self.named_states:
+            raise ConfigError(f"goal.named={name!r}: not a named state of robot {self.robot.name!r}; named "
+                              f"states (its SRDFs' group_states): {sorted(self.named_states) or '(none)'}")
+        return {arm: list(q) for arm, q in self.named_states[name].items()}
 
     @property
     def allowed_pairs(self) -> tuple[tuple[int, int], ...]:
@@ -63,8 +72,9 @@ def build_world(robot: dict, scene: dict, asset_dir=None) -> World:
         samples=int(acm.get("samples", 200)), never=bool(acm.get("never", False)),
         allowed=cfg.get("allowed_pairs") or (),
         cache_dir=default_cache_dir() if acm.get("cache", True) else None,
-        held_bodies=free_bodies(compiled.model))   # objects a gripper may carry: never rigid with the table
-    return World(compiled.model, spec, compiled, spec.clearance_m, matrix)
+        held_bodies=free_bodies(compiled.model),   # objects a gripper may carry: never rigid with the table
+        srdf=srdf_pairs(robot))
+    return World(compiled.model, spec, compiled, spec.clearance_m, matrix, named_states(robot))
 
 
 def with_cell_home(robot: dict, scene: dict) -> dict:

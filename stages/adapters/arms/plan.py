@@ -10,7 +10,13 @@ import numpy as np
 
 from core.artifacts import JsonFile
 from stages.api import Stage, StageContext, StageResult
-from stages.arms.planning.goals import make_group, parse_goal, planner_settings, start_configuration
+from stages.arms.planning.goals import (
+    make_group,
+    parse_goal,
+    planner_settings,
+    resolve_goal,
+    start_configuration,
+)
 from stages.arms.recording import full_qpos, record_gripper_paths
 
 
@@ -31,10 +37,11 @@ class Plan(Stage):
         start = start_configuration(group, world, self.start)
         seed = self.settings.seed
         rng = np.random.default_rng(seed) if seed is not None else ctx.rng
+        kind, goals = resolve_goal(world, self.kind, self.goals)
         method = {"joints": group.plan_to_joints, "poses": group.plan_to_poses,
-                  "cartesian": group.plan_cartesian}[self.kind]
-        ctx.log.info("planning %s goal for arms %s", self.kind, list(self.goals))
-        result = method(self.goals, start, rng)
+                  "cartesian": group.plan_cartesian}[kind]
+        ctx.log.info("planning %s goal for arms %s", self.kind, list(goals))
+        result = method(goals, start, rng)
         for note in result.notes:
             ctx.log.info(note)
         goal_q = result.path.waypoints[-1]
@@ -46,7 +53,7 @@ class Plan(Stage):
                      "checks_per_s": result.checks / max(result.time_s, 1e-9),
                      "path_length_rad": result.length_rad, "waypoints": result.raw_waypoints,
                      "goal_kind": self.kind},
-            files={"plan.json": JsonFile({"goal_kind": self.kind, "goals": self.goals,
+            files={"plan.json": JsonFile({"goal_kind": self.kind, "goals": goals,
                                           "start": start, "goal_q": goal_q, "notes": result.notes,
                                           "planner": dataclasses.asdict(self.settings)})},
         )

@@ -18,14 +18,22 @@ def planner_settings(cfg: Mapping[str, Any] | PlannerSettings | None) -> Planner
     return from_config(PlannerSettings, cfg, "planner")
 
 
-def parse_goal(goal: Mapping[str, Any] | None) -> tuple[str, dict[str, list[float]]]:
-    """Exactly one of goal.joints / goal.poses / goal.cartesian: (its kind, its targets per arm)."""
+def parse_goal(goal: Mapping[str, Any] | None) -> tuple[str, dict[str, list[float]] | str]:
+    """Exactly one of goal.joints / goal.poses / goal.cartesian / goal.named: (its kind, its targets
+    per arm; for ``named``, the state's name: :func:`resolve_goal` reads it from the world)."""
     settings = from_config(GoalSettings, goal, "goal")
     if len(settings.given) != 1:
-        raise ConfigError(f"exactly one of goal.joints, goal.poses, goal.cartesian must be set; "
+        raise ConfigError(f"exactly one of goal.joints, goal.poses, goal.cartesian, goal.named must be set; "
                           f"got {settings.given or 'none'}")
     kind = settings.given[0]
+    if kind == "named":
+        return kind, str(settings.named)
     return kind, {str(a): list(v) for a, v in getattr(settings, kind).items()}
+
+
+def resolve_goal(world, kind: str, goals: dict[str, list[float]] | str) -> tuple[str, dict[str, list[float]]]:
+    """A named goal as the joint goal of the world's SRDF state; any other goal as it is."""
+    return ("joints", world.named_goal(goals)) if kind == "named" else (kind, goals)
 
 
 def make_group(world, arms=None, settings: PlannerSettings | None = None, **kw) -> ArmGroup:

@@ -59,11 +59,13 @@ class PlannerSettings:
 @dataclass(frozen=True)
 class GoalSettings:
     """The ``goal`` group: exactly one of joint targets (rad), gripper poses ([x, y, z, qw, qx, qy, qz],
-    m) or a lockstep Cartesian move's end poses, per arm; arms not named hold still."""
+    m), a lockstep Cartesian move's end poses, per arm, or a named state of the robot's SRDF; arms
+    not named hold still."""
 
     joints: dict[str, tuple[float, ...]] | None = None
     poses: dict[str, tuple[float, ...]] | None = None
     cartesian: dict[str, tuple[float, ...]] | None = None
+    named: str | None = None   # an SRDF group_state: its joint values for every arm it sets
 
     @property
     def given(self) -> list[str]:
