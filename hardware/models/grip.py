@@ -211,3 +211,36 @@ def measure_pads(spec, fingers: tuple[str, ...], where: str) -> dict[str, tuple[
             pads[f] = (facing, float(facing * (facing * mine[:, 1]).max()),
                        float(mine[:, 0].min() + mine[:, 0].max()) / 2, float(mine[:, 2].max()), -1.0)
     return pads
+
+
+@dataclass(frozen=True)
+class CoupledFingersSettings:
+    """``kind: hardware.models.grip:couple_fingers`` (see :func:`couple_fingers`)."""
+
+    joints: tuple[tuple[str, str], ...] = ()   # each gripper's two finger joints, moving as one
+
+    def __post_init__(self):
+        require(len(self.joints) > 0 and all(len(pair) == 2 for pair in self.joints), "joints",
+                [list(p) for p in self.joints], "pairs of finger joints, [[joint1, joint2], ...]")
+
+
+def couple_fingers(spec, name: str, params: Mapping[str, Any] | CoupledFingersSettings, context) -> None:
+    """``kind: hardware.models.grip:couple_fingers`` — each pair of finger joints tied to equal
+    travel by a joint-equality constraint, as a parallel gripper's mechanism ties them (the Franka
+    Hand's fingers share one drive): with a servo per finger and no tie, a seated peg is centred
+    only by the two servos' stiffness and shifts between the fingers as the hand tilts::
+
+        coupled_fingers:
+          kind: hardware.models.grip:couple_fingers
+          joints: [[left/finger_joint1, left/finger_joint2], ...]
+    """
+    import mujoco
+
+    where = f"scene.objects.{name}"
+    cfg = from_config(CoupledFingersSettings, params, where)
+    for k, (a, b) in enumerate(cfg.joints):
+        for joint in (a, b):
+            if spec.joint(joint) is None:
+                raise ConfigError(f"{where}.joints: {joint!r} is not a joint of the scene")
+        spec.add_equality(name=f"{name}{k}", type=mujoco.mjtEq.mjEQ_JOINT, name1=a, name2=b,
+                          data=[0, 1] + [0] * 10)   # polycoef: joint1 = joint2

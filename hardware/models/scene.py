@@ -134,7 +134,8 @@ class CellSettings:
     from it (``${scene.cell.fixture_pos}``): the table top ``surface_z``, the insertion task's start
     pose, where pegs are dropped and where one no grasp can take is pushed, and where each arm holds
     the peg up to the camera for ``pipeline=calibrate_peg`` (``hold_regions``, per arm, its spots'
-    heights counted from ``hold_z``); a robot's ``conf/cell/<robot>.yaml`` moves them to where its
+    heights counted from ``hold_z``, a spot no plan reaches at its random turn tried at up to
+    ``spot_tries`` turns); a robot's ``conf/cell/<robot>.yaml`` moves them to where its
     arms reach (m)."""
 
     surface_z: float = 0.75
@@ -145,6 +146,7 @@ class CellSettings:
     board_pos: tuple[float, float, float] = (0.65, 0.0, 0.753)
     hold_regions: dict[str, HoldRegion | None] = field(default_factory=dict)   # null: not that arm
     hold_z: float = 0.753
+    spot_tries: int = 1
     home: dict[str, tuple[float, ...]] = field(default_factory=dict)   # where arms wait here (rad);
                                                                        # others: the robot's home
 

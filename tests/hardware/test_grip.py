@@ -100,3 +100,26 @@ def test_studs_on_fingers_that_do_not_face_along_y_ask_for_a_placement():
         add_pad_studs(spec, "pad_studs", {"fingers": ["a", "b"], "pad_y_m": None}, None)
     with pytest.raises(ConfigError, match=r"pairs of finger bodies"):
         add_pad_studs(spec, "pad_studs", {"fingers": ["a"], "pad_y_m": None}, None)
+
+
+def test_coupled_fingers_move_as_one_and_a_wrong_joint_names_the_key():
+    """A servo on one finger only: tied by the joint equality, the other finger follows it."""
+    import mujoco
+
+    from hardware.models.grip import couple_fingers
+
+    spec = mujoco.MjSpec.from_string(GRIPPER.replace("</worldbody>", "</worldbody><actuator>"
+                                                     '<position joint="ja" kp="200"/></actuator>'))
+    couple_fingers(spec, "coupled", {"joints": [["ja", "jb"]]}, None)
+    model = spec.compile()
+    model.opt.gravity[:] = 0
+    data = mujoco.MjData(model)
+    data.ctrl[0] = 0.01
+    for _ in range(2000):
+        mujoco.mj_step(model, data)
+    assert data.qpos[0] == pytest.approx(0.01, abs=1e-3)
+    assert data.qpos[1] == pytest.approx(data.qpos[0], abs=1e-4)
+    with pytest.raises(ConfigError, match=r"scene\.objects\.coupled\.joints: 'jc' is not a joint"):
+        couple_fingers(mujoco.MjSpec.from_string(GRIPPER), "coupled", {"joints": [["ja", "jc"]]}, None)
+    with pytest.raises(ConfigError, match=r"coupled\.joints"):
+        couple_fingers(mujoco.MjSpec.from_string(GRIPPER), "coupled", {"joints": [["ja"]]}, None)

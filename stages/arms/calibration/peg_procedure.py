@@ -58,6 +58,7 @@ from stages.arms.calibration.spots import (
     over_board,
     peg_spot_poses,
     record_jump,
+    turned_again,
 )
 from stages.arms.perception.calibration import Calibration
 from stages.arms.perception.extrinsics import fit_extrinsics
@@ -160,24 +161,28 @@ class PegCalibration:
                                  T_grip_peg, task.long_axis, rig.estimator.camera.T_world_cam[:3, 3],
                                  s.region[s.arms[0]].center)   # all regions lie on one board: the first's
 
-        def visit(name, T_peg, q):   # plan, move, observe: (joints, seen; None: dropped)
-            try:
-                r = carrying.plan_to_poses({arm: pose7(T_peg @ np.linalg.inv(T_grip_peg))}, q, rng)
-                seg = planner.timed(carrying, r.path, name, r.time_s)
-            except PlanningError as e:
-                log.skipped.append({"spot": name, "reason": str(e)[:300]})
-                self.log.info("spot %s skipped: %s", name, str(e)[:200])
-                return q, False
+        def visit(name, T_peg, q):   # plan, move, observe: (joints, seen (None: dropped), the pose held)
+            for attempt in range(1, s.spot_tries + 1):   # a turn it cannot reach: another turn
+                try:
+                    r = carrying.plan_to_poses({arm: pose7(T_peg @ np.linalg.inv(T_grip_peg))}, q, rng)
+                    seg = planner.timed(carrying, r.path, name, r.time_s)
+                    break
+                except PlanningError as e:
+                    if attempt == s.spot_tries:
+                        log.skipped.append({"spot": name, "tries": attempt, "reason": str(e)[:300]})
+                        self.log.info("spot %s skipped: %s", name, str(e)[:200])
+                        return q, False, T_peg
+                    T_peg = turned_again(s, T_peg, R_flat, self.half, rng)
             rig.move(seg.trajectory, name)
             seen = self._observe(arm, name, T_peg, rng, width)
-            return seg.trajectory.positions[-1], seen
+            return seg.trajectory.positions[-1], seen, T_peg
 
         ref, seen, seen_since = None, True, 0
         if s.revisit_every and s.reference_gap_m is not None:
             ref, q, seen = self._reference(arm, R_flat, q, visit)
         spots = peg_spot_poses(s, arm, R_flat, self.half, rng) if seen is not None else []
         for name, T_peg in self.progress(spots, desc=f"extrinsics {arm}"):
-            q, seen = visit(name, T_peg, q)
+            q, seen, T_peg = visit(name, T_peg, q)
             if seen and ref is None:   # the reference: the first seen spot, revisited
                 ref = (q, T_peg, name)
                 log.references[arm] = [log.observations[-1]]
@@ -211,7 +216,7 @@ class PegCalibration:
             T = over_board(axis_rotation("z", turn) @ R_flat, center, self.half, s.reference_gap_m,
                            s.surface_z)
             name = f"{arm}ref{turn:+.0f}"
-            q, seen = visit(name, T, q)
+            q, seen, T = visit(name, T, q)
             if seen is None:
                 return None, q, None
             if seen:
@@ -246,12 +251,16 @@ class PegCalibration:
 
     def jumped(self, arm: str) -> bool:
         """Did the peg jump in the fingers since the arm's last reference view
-        (:func:`~stages.arms.calibration.spots.record_jump`)? Then the arm takes no more spots."""
-        jump = record_jump(arm, self.spots, self.settings.max_revisit_shift_px)
+        (:func:`~stages.arms.calibration.spots.record_jump`)? Then the arm takes no more spots: a
+        turn about the approach axis is the last joint's zero to the fit, so no view after it
+        describes the grasp the fit assumes."""
+        s = self.settings
+        jump = record_jump(arm, self.spots, s.max_revisit_shift_px, s.max_revisit_turn_deg)
         if jump is not None:
             self.log.warning("arm %s: the peg jumped in the fingers between %s and %s (its tag corners "
-                             "%.1f px apart at the same joints); spots %s are left out and the arm takes no "
-                             "more", arm, *jump["between"], jump["shift_px"], jump["spots_left_out"])
+                             "%.1f px apart, its pose turned %.2f deg, at the same joints); spots %s are "
+                             "left out and the arm takes no more", arm, *jump["between"], jump["shift_px"],
+                             jump["turn_deg"], jump["spots_left_out"])
         return jump is not None
 
     def _observe(self, arm, name, T_peg, rng, width) -> bool | None:  # noqa: N803
@@ -317,9 +326,22 @@ class PegCalibration:
                                 max(o.time_s for o in log.observations if o.arm == a)}) for a in s.arms}
         joint_names = {a: list(robot.arm(a).joints) for a in s.arms}
         dofs = {a: robot.arm(a).dof for a in s.arms}
-        fit = fit_extrinsics(log.observations, self.fk, dofs, grasps=self.grasps, grasp_knots=knots,
-                             joint_names=joint_names, camera_matrix=self.camera.K,
-                             distortion=self.camera.dist, **s.fit.grasp_options())
+
+        def fit_spots(**kw):   # the spots kept so far
+            return fit_extrinsics(log.observations, self.fk, dofs, grasps=self.grasps, grasp_knots=knots,
+                                  joint_names=joint_names, camera_matrix=self.camera.K,
+                                  distortion=self.camera.dist, **s.fit.grasp_options(), **kw)
+
+        fit = fit_spots()
+        far = {n: px for n, px in zip(fit.names, fit.spot_rms_px, strict=True)
+               if s.outlier_px is not None and px > s.outlier_px}
+        if far:   # a spot the fit cannot explain (the peg pressed on something there, then back): out
+            log.outliers.extend({"spot": n, "corner_rms_px": px} for n, px in far.items())
+            log.observations = [o for o in log.observations if o.name not in far]
+            self.log.warning("extrinsics: spots %s leave %s px on their corners (outlier_px %s): fitted "
+                             "again without them", list(far), [round(px, 1) for px in far.values()],
+                             s.outlier_px)
+            fit = fit_spots(T_world_cam_guess=fit.T_world_cam)
         for w in fit.warnings:
             self.log.warning("extrinsics: %s", w)
         median_px = fit.spot_median_px or 0.0

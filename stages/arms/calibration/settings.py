@@ -90,9 +90,11 @@ class PegCalibrationSettings:
     before a view of ``frames`` images averaged. A view counts with at least ``min_tags`` tags and
     ``min_confidence``. The reference: ``revisit_every`` seen spots (0: never), a chosen view
     ``reference_gap_m`` up turned by ``reference_turns_deg`` (null: the first seen spot), a jump
-    above ``max_revisit_shift_px`` (null: no check). The form-fit grip: ``seat_swings`` of
-    ``seat_swing_rad`` until the fingers are below ``seat_opening_m``, ``regrasps`` picks more.
-    ``max_residual_px``: the median spot's corner RMS a fit may leave. Simulation:
+    above ``max_revisit_shift_px`` or ``max_revisit_turn_deg`` (null: no check). The form-fit
+    grip: ``seat_swings`` of ``seat_swing_rad`` until the fingers are below ``seat_opening_m``,
+    ``regrasps`` picks more. A spot no plan reaches at its turn is tried at ``spot_tries`` turns
+    in all. ``max_residual_px``: the median spot's corner RMS a fit may leave; spots left
+    with more than ``outlier_px`` are taken out and the fit run again. Simulation:
     ``hidden_offsets_max_deg`` (when ``hardware.joint_offsets_deg`` is unset),
     ``hold_noslip_iterations``; ``save_spots`` images saved."""
 
@@ -113,16 +115,19 @@ class PegCalibrationSettings:
     grasp_positions: tuple[float, ...] = (0.0,)
     save_spots: int = 4
     max_residual_px: float = 2.0
+    outlier_px: float | None = None
     revisit_every: int = 0
     frames: int = 1
     hold_noslip_iterations: int = 0
     reference_gap_m: float | None = None
     reference_turns_deg: tuple[float, ...] = (50.0, -50.0, 35.0, -35.0)
     max_revisit_shift_px: float | None = None
+    max_revisit_turn_deg: float | None = None
     seat_swings: int = 0
     seat_swing_rad: float = 0.5
     seat_opening_m: float = 0.0375   # pad to pad, studs included
     regrasps: int = 0
+    spot_tries: int = 1
 
     def __post_init__(self):
         require(len(self.arms) >= 1, "arms", list(self.arms), "at least one arm")
@@ -135,6 +140,9 @@ class PegCalibrationSettings:
         require(self.frames >= 1, "frames", self.frames, ">= 1 (frames averaged per view)")
         require(self.max_revisit_shift_px is None or self.max_revisit_shift_px > 0, "max_revisit_shift_px",
                 self.max_revisit_shift_px, "> 0 px (null: no check)")
+        require(self.max_revisit_turn_deg is None or self.max_revisit_turn_deg > 0, "max_revisit_turn_deg",
+                self.max_revisit_turn_deg, "> 0 deg (null: no check)")
+        require(self.spot_tries >= 1, "spot_tries", self.spot_tries, ">= 1")
         require(self.regrasps >= 0, "regrasps", self.regrasps,
                 ">= 0 (picks again when the grip does not seat)")
         require(self.seat_swings >= 0, "seat_swings", self.seat_swings, ">= 0 (0: no seating)")

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from core.se3 import axis_rotation
+from core.se3 import axis_rotation, rotation_angle_deg
 from stages.arms.calibration.settings import PegCalibrationSettings, SpotRegion
 from stages.arms.perception.extrinsics_model import Observation
 
@@ -40,13 +40,24 @@ def peg_spot_poses(settings: PegCalibrationSettings, arm: str, R_flat: np.ndarra
     """The arm's spots: (name, the peg's pose) over its grid, the peg as picked (``R_flat``) turned
     by a random yaw and tilts, its lowest point ``gaps_m`` (in turn) above the board."""
     s = settings
-    out = []
-    for k, xy in enumerate(grid_points(s.region[arm], s.grid)):
-        R = (axis_rotation("z", rng.uniform(-s.yaw_deg, s.yaw_deg))
-             @ axis_rotation("x", rng.uniform(-s.tilt_deg, s.tilt_deg))
-             @ axis_rotation("y", rng.uniform(-s.tilt_deg, s.tilt_deg)) @ R_flat)
-        out.append((f"{arm}{k:02d}", over_board(R, xy, half, s.gaps_m[k % len(s.gaps_m)], s.surface_z)))
-    return out
+    return [(f"{arm}{k:02d}", over_board(spot_turn(s, rng) @ R_flat, xy, half, s.gaps_m[k % len(s.gaps_m)],
+                                          s.surface_z))
+            for k, xy in enumerate(grid_points(s.region[arm], s.grid))]
+
+
+def spot_turn(settings: PegCalibrationSettings, rng: np.random.Generator) -> np.ndarray:
+    """A spot's random turn of the peg: a yaw (± ``yaw_deg``), then tilts about x and y (± ``tilt_deg``)."""
+    s = settings
+    return (axis_rotation("z", rng.uniform(-s.yaw_deg, s.yaw_deg))
+            @ axis_rotation("x", rng.uniform(-s.tilt_deg, s.tilt_deg))
+            @ axis_rotation("y", rng.uniform(-s.tilt_deg, s.tilt_deg)))
+
+
+def turned_again(settings: PegCalibrationSettings, T_peg: np.ndarray, R_flat: np.ndarray,  # noqa: N803
+                 half: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """The spot ``T_peg`` (over the same board point, its lowest point as high) at a new random turn."""
+    gap = T_peg[2, 3] - settings.surface_z - float(np.abs(T_peg[2, :3]) @ half)
+    return over_board(spot_turn(settings, rng) @ R_flat, T_peg[:2, 3], half, gap, settings.surface_z)
 
 
 def free_end_toward(R_flat: np.ndarray, T_grip_peg: np.ndarray, long_axis: int, cam_pos,  # noqa: N803
@@ -100,6 +111,7 @@ class SpotLog:
     references: dict = field(default_factory=dict)   # arm -> its views of the reference, in turn
     jumped: list = field(default_factory=list)   # the peg jumped in an arm's fingers
     seating: list = field(default_factory=list)   # per arm: did the form-fit grip seat
+    outliers: list = field(default_factory=list)   # spots the fit left out (their corner RMS)
 
     def seen_counts(self) -> dict[str, int]:
         return {"spots": len(self.observations), "spots_rejected": len(self.rejected),
@@ -110,13 +122,15 @@ class SpotLog:
         return {**self.seen_counts(), "spots_dropped": len(self.dropped),
                 "spots_left_out": sum(len(e.get("spots_left_out", [])) for e in self.jumped + self.dropped),
                 "revisits": sum(len(v) - 1 for v in self.references.values()),
+                "spots_outliers": len(self.outliers),
                 "unseated_arms": sum(not seated for seated in final.values()),
                 "regrasps": len(self.seating) - len(final)}
 
     def record(self) -> dict[str, list]:
         """The peg calibration's ``spots.json``: kept also when the run fails."""
         return {"spots": self.entries, "rejected": self.rejected, "skipped": self.skipped,
-                "dropped": self.dropped, "jumped": self.jumped, "seating": self.seating}
+                "dropped": self.dropped, "jumped": self.jumped, "seating": self.seating,
+                "outliers": self.outliers}
 
 
 def leave_out_since_reference(arm: str, log: SpotLog) -> list[str]:
@@ -128,20 +142,30 @@ def leave_out_since_reference(arm: str, log: SpotLog) -> list[str]:
     return left_out
 
 
-def record_jump(arm: str, log: SpotLog, max_shift_px: float | None) -> dict | None:
+def record_jump(arm: str, log: SpotLog, max_shift_px: float | None,
+                max_turn_deg: float | None = None) -> dict | None:
     """Did the peg jump in the fingers since the arm's last reference view? The arm is at the
-    same joints, so the tag corners both views show should sit on the same pixels; more than
-    ``max_shift_px`` apart (median), the peg moved by more than a drift (brushing the board, say).
-    Where in between is unknown: the arm's spots since that view are left out. Returns the jump
-    (also appended to ``log.jumped``), or None (also when ``max_shift_px`` is None: no check)."""
-    if max_shift_px is None:
-        return None
+    same joints, so the tag corners both views show should sit on the same pixels and the tag's
+    pose keep its turn; corners more than ``max_shift_px`` apart (median) or a pose turned more
+    than ``max_turn_deg``, the peg moved by more than a drift (brushing the board, a knock). A turn
+    about the camera's line of sight moves the corners little: a seated peg that turned 6.6° in
+    the fingers moved them less than a drift's corner noise. Both figures go into the view's
+    record (``revisit_shift_px``, ``revisit_turn_deg``). Where in between the jump came is unknown:
+    the arm's spots since that view are left out. Returns the jump (also appended to
+    ``log.jumped``), or None (also with both limits None: no check)."""
     now = log.observations[-1]
     last = log.references[arm][-1]
     shift = corner_shift_px(last, now)
-    if not shift > max_shift_px:   # NaN (no common tag) is no evidence
+    turn = rotation_angle_deg(last.T_cam_target[:3, :3], now.T_cam_target[:3, :3])
+    for entry in log.entries[::-1]:
+        if entry["spot"] == now.name:
+            entry.update(revisit_shift_px=shift, revisit_turn_deg=turn)
+            break
+    over = ((max_shift_px is not None and shift > max_shift_px)   # NaN (no common tag) is no evidence
+            or (max_turn_deg is not None and turn > max_turn_deg))
+    if not over:
         return None
-    jump = {"arm": arm, "between": [last.name, now.name], "shift_px": shift,
+    jump = {"arm": arm, "between": [last.name, now.name], "shift_px": shift, "turn_deg": turn,
             "spots_left_out": leave_out_since_reference(arm, log)}
     log.jumped.append(jump)
     return jump
