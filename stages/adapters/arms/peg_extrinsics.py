@@ -21,6 +21,7 @@ from stages.arms.perception.calibration import CalibrationFile
 from stages.arms.perception.plots import residual_plot
 from stages.arms.planning.goals import planner_settings
 from stages.arms.recording.calibration import SpotViewRecorder, record_calibration_motion, record_camera_fit
+from stages.arms.recording.rosbag import BAG_STATE_RATE_HZ, write_motion_bag
 from stages.arms.reset.plan import ResetPlanner
 from stages.arms.reset.setup import build_rig
 
@@ -72,6 +73,9 @@ class PegExtrinsics(Stage):
             ctx.metrics.update({**calibration.spots.counts(), "stamp_retries": rig.stamp_retries})
             ctx.save("spots.json", JsonFile(calibration.spots.record()))   # kept on failure
             record_calibration_motion(ctx.recorder, world, *rig.sim.recorded())
+            joints = [j for arm in world.robot.arms for j in arm.joints]
+            write_motion_bag(ctx.out_dir / "motion_bag", world, rig.moves, *rig.sim.recorded(), joints,
+                             state_rate_hz=BAG_STATE_RATE_HZ)
         try:
             result = calibration.fit()
         except FitRejected as e:   # kept beside spots.json; the run fails as before, a PerceptionError

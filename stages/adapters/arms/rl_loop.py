@@ -12,6 +12,7 @@ from stages.api import Stage, StageContext, StageResult
 from stages.arms.execution.rig import hardware_settings
 from stages.arms.planning.goals import planner_settings
 from stages.arms.recording import record_rl_loop
+from stages.arms.recording.rosbag import BAG_STATE_RATE_HZ, write_motion_bag
 from stages.arms.reset.task import TaskSpec
 from stages.arms.rl.loop import Slot, run_rl_loop
 from stages.arms.rl.policy import policy_factory
@@ -47,6 +48,9 @@ class RLLoop(Stage):
                           self.policy.make(ctx.seed), ctx.seed, ctx.rng, ctx.log, ctx.metrics,
                           ctx.progress, save)
         record_rl_loop(ctx.recorder, world, run)
+        joints = [j for arm in world.robot.arms for j in arm.joints]
+        write_motion_bag(ctx.out_dir / "motion_bag", world, run.moves, run.times_s, run.qpos, joints,
+                         state_rate_hz=BAG_STATE_RATE_HZ)
         summary = summarize(run.records)
         ctx.save("summary.json", JsonFile(summary))
         return StageResult(outputs={"episodes": run.records}, metrics=summary)

@@ -6,7 +6,8 @@ plotting ``JointState``), written with the pure-Python ``rosbags`` (no ROS insta
   header stamp the executor's shared start stamp of that move, every 125 Hz sample a point
   (positions, velocities, accelerations, ``time_from_start``);
 - ``/joint_states`` (``sensor_msgs/msg/JointState``): every recorded physics state of the arms'
-  joints (what was executed), stamped with the simulation's clock;
+  joints (what was executed; the RL loop's and the calibration's, minutes long, at 50 Hz),
+  stamped with the simulation's clock;
 - ``/tf`` (``tf2_msgs/msg/TFMessage``): each arm's end-effector site in ``world`` at those states.
 
 Stamps are the simulation's seconds (its clock starts at 0), as ``builtin_interfaces/Time``.
@@ -20,6 +21,9 @@ from pathlib import Path
 import mujoco
 import numpy as np
 
+from stages.arms.recording.motion import thin
+
+BAG_STATE_RATE_HZ = 50.0   # /joint_states and /tf of runs minutes long (the RL loop, a calibration)
 ROS_DISTRO_TYPES = "ROS2_HUMBLE"   # the message definitions written (rosbags' typestore)
 
 
@@ -28,11 +32,15 @@ def _ns(seconds: float) -> int:
 
 
 def write_motion_bag(folder: Path | str, world, moves: Sequence[tuple[float, Mapping[str, object]]],
-                     times_s: np.ndarray, qpos: np.ndarray, joint_names: Sequence[str]) -> Path:
+                     times_s: np.ndarray, qpos: np.ndarray, joint_names: Sequence[str],
+                     state_rate_hz: float | None = None) -> Path:
     """Write ``folder`` (a rosbag2 folder; it must not exist yet). ``moves``: (start stamp, each arm's
     trajectory: ``joint_names``, ``times``, ``positions``, ``velocities``, ``accelerations``) in the
-    order they ran; ``times_s``/``qpos`` the recorded full states, ``joint_names`` the joints
-    ``/joint_states`` carries."""
+    order they ran; ``times_s``/``qpos`` the recorded full states (every one, or thinned to
+    ``state_rate_hz`` for runs of minutes), ``joint_names`` the joints ``/joint_states`` carries."""
+    if state_rate_hz is not None:
+        keep = thin(times_s, state_rate_hz)
+        times_s, qpos = np.asarray(times_s)[keep], np.asarray(qpos)[keep]
     from rosbags.rosbag2 import StoragePlugin, Writer
     from rosbags.typesys import Stores, get_typestore
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -50,12 +50,14 @@ class Slot:
 @dataclass
 class RLRun:
     """The loop's episodes (``episodes.jsonl``'s records), the simulation's recorded states (times
-    and full qpos) and every reset's outcome (the first one's, then each episode's; images dropped)."""
+    and full qpos), every reset's outcome (the first one's, then each episode's; images dropped)
+    and every move the arms made (start stamp, each arm's trajectory)."""
 
     records: list[dict]
     times_s: np.ndarray
     qpos: np.ndarray
     resets: list[ResetOutcome]
+    moves: list = field(default_factory=list)
 
 
 class InsertionEpisodes:
@@ -146,4 +148,4 @@ def run_rl_loop(world, scene: Mapping[str, Any], task: TaskSpec, slot: Slot, pla
                 records.append(episodes.episode(ep))
                 on_episode(records)
     times, qpos = rig.sim.recorded()
-    return RLRun(records, times, qpos, episodes.resets)
+    return RLRun(records, times, qpos, episodes.resets, rig.moves)

@@ -9,12 +9,13 @@ import numpy as np
 import pytest
 
 from stages.__main__ import run_config
-from tests.recordings import assert_recording
+from tests.recordings import assert_recording, check_motion_bag
 
 FAST = ["scene.lights.key.castshadow=false", "pipeline.params.views=8"]
 # the peg held by friction alone (reset_cell), its drift in the fingers fitted with knots at revisits
 FRICTION = ["scene=reset_cell", "pipeline.stages.extrinsics.seat_swings=0",
-            "pipeline.stages.extrinsics.revisit_every=1", "pipeline.stages.extrinsics.fit.grasp_knots=true"]
+            "pipeline.stages.extrinsics.revisit_every=1", "pipeline.stages.extrinsics.fit.grasp_knots=true",
+            "pipeline.stages.extrinsics.max_revisit_turn_deg=null"]
 
 
 def test_the_form_fit_grip_seats_and_holds_the_peg_still_over_the_spots(compose, tmp_path):
@@ -86,6 +87,7 @@ def test_peg_spots_are_carried_seen_and_fitted(compose, tmp_path):
         assert s["time_s"] > first["time_s"]
     assert len(report["grasp_corrections"]["left"]["tz_at_knots"]) >= 2
     assert (run / "extrinsics" / "calibration.yaml").exists()
+    check_motion_bag(run / "extrinsics" / "motion_bag", cfg)   # every pick, spot and set-down
     assert isinstance(json.loads((run / "extrinsics" / "spots.json").read_text())["jumped"], list)
     c = assert_recording(run, {   # every look at a spot, the motion, the fitted camera beside the true one
         "world/camera/image": "time", "world/camera/image/tag_corners": "time", "world/peg_estimate": "time",

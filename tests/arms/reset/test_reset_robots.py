@@ -8,6 +8,7 @@ import json
 import pytest
 
 from stages.__main__ import run_config
+from tests.recordings import check_motion_bag
 
 
 @pytest.mark.parametrize("robot, seed", [("twin_franka", 0), ("fetch", 0)])
@@ -22,22 +23,7 @@ def test_a_real_robot_resets_the_peg_in_its_cell(compose, tmp_path, robot, seed)
     assert m["plan.min_clearance_m"] >= cfg.robot.clearance_m      # every 125 Hz sample at clearance
     grippers = json.loads((run / "scene" / "robot.json").read_text())["grippers"]
     assert all(g["parallel_jaw"] and g["opening_open_m"] > 0.06 for g in grippers.values())
-    _check_motion_bag(run / "reset" / "motion_bag", cfg)
-
-
-def _check_motion_bag(bag, cfg):
-    """The reset's moves as a rosbag2: every arm's segments in the order they ran, the executed states."""
-    from rosbags.highlevel import AnyReader
-
-    arms = list(cfg.robot.arms)
-    with AnyReader([bag]) as reader:
-        topics = {c.topic: c for c in reader.connections}
-        for arm in arms:
-            stamps = [t for _, t, _ in reader.messages(connections=[topics[f"/{arm}/joint_trajectory"]])]
-            assert len(stamps) >= 5 and stamps == sorted(stamps)       # approach ... home, one after another
-        (conn, _, raw), *rest = list(reader.messages(connections=[topics["/joint_states"]]))
-        names = list(reader.deserialize(raw, conn.msgtype).name)
-        assert names == [j for arm in arms for j in cfg.robot.arms[arm].joints] and len(rest) > 100
+    check_motion_bag(run / "reset" / "motion_bag", cfg)
 
 
 @pytest.mark.parametrize("overrides, words", [

@@ -8,7 +8,7 @@ from omegaconf import OmegaConf
 
 from core.errors import ConfigError
 from stages.__main__ import run_config
-from tests.recordings import assert_recording
+from tests.recordings import assert_recording, check_motion_bag
 
 
 def _parts(cfg):
@@ -99,6 +99,7 @@ def test_one_episode_of_the_loop_runs_by_itself(compose, tmp_path):
         "reset/attempt": "time", "reset/log": "time", "world/executed/*": "time", "world/scene/*": None})
     assert c.rows["/rl/inserted"] == 1 and c.rows["/rl/log"] == 2
     assert ep["sim_start_s"] < ep["sim_verdict_s"] < ep["sim_end_s"]
+    check_motion_bag(run / "rl_loop" / "motion_bag", cfg)   # the policy's and the resets' moves
 
 
 def test_a_driver_fault_mid_reset_fails_the_episode_and_the_loop_goes_on(compose, tmp_path):
