@@ -28,13 +28,17 @@ actuator ranges) is checked by :meth:`hardware.robot.RobotSpec.from_config`.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.errors import ConfigError
 from core.settings import from_config, require
-from hardware.resources import plain_config
+from hardware.resources import plain_config, resolve_resource
+from hardware.srdf import read_srdf
+from hardware.urdf import read_urdf
 
 DEFAULT_CLEARANCE_M = 0.005
 
@@ -74,14 +78,16 @@ class GripperSettings:
 class ArmSettings:
     """One arm: its joints from base to gripper, its end-effector site, optional limits."""
 
-    joints: tuple[str, ...]
     ee_site: str
+    joints: tuple[str, ...] = ()   # base to gripper; or from an SRDF planning group:
+    group: str | None = None       # its joints, in chain order, with the arm's prefix
     gripper: GripperSettings | None = None
     velocity_limits: tuple[float, ...] | None = None  # rad/s (m/s); else the MJCF's, else defaults
     acceleration_limits: tuple[float, ...] | None = None  # rad/s^2 (m/s^2)
 
     def __post_init__(self):
-        require(len(self.joints) > 0, "joints", list(self.joints), "a non-empty list of joint names")
+        require(len(self.joints) > 0, "joints", list(self.joints),
+                "a non-empty list of joint names (or group: a planning group of the arm's SRDF)")
         twice = sorted({j for j in self.joints if self.joints.count(j) > 1})
         require(not twice, "joints", list(self.joints), f"each joint once (listed twice: {twice})")
         for name in ("velocity_limits", "acceleration_limits"):
@@ -137,5 +143,34 @@ class RobotSettings:
 
 
 def robot_settings(config: Mapping[str, Any] | RobotSettings | None, key: str = "robot") -> RobotSettings:
-    """The robot config (a mapping, an OmegaConf node or settings already) as :class:`RobotSettings`."""
-    return from_config(RobotSettings, plain_config(config), key)
+    """The robot config (a mapping, an OmegaConf node or settings already) as :class:`RobotSettings`;
+    an arm given as ``group:`` (no ``joints``) gets its SRDF group's chain (:func:`_group_joints`)."""
+    if isinstance(config, RobotSettings):
+        return config
+    return from_config(RobotSettings, _group_joints(plain_config(config) or {}, key), key)
+
+
+def _group_joints(cfg: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    """``arms.<arm>.joints`` filled from ``arms.<arm>.group``: that planning group of the SRDF of the
+    build part ``<arm>``, one kinematic chain base to tip, each joint ``<arm>/<name>``."""
+    arms = cfg.get("arms") if isinstance(cfg, Mapping) else None
+    wanted = [a for a, s in (arms or {}).items()
+              if isinstance(s, Mapping) and s.get("group") and not s.get("joints")]
+    if not wanted:
+        return cfg
+    parts = ((cfg.get("build") or {}).get("arms") or {})
+    filled = dict(arms)
+    for arm in wanted:
+        where, part = f"{key}.arms.{arm}.group", parts.get(arm) or {}
+        if not (part.get("urdf") and part.get("srdf")):
+            raise ConfigError(f"{where}={arms[arm]['group']!r}: a planning group needs the arm's SRDF "
+                              f"({key}.build.arms.{arm}.urdf and .srdf); or list {key}.arms.{arm}.joints")
+        chain = _srdf_chain(str(part["urdf"]), str(part["srdf"]), str(arms[arm]["group"]), where)
+        filled[arm] = {**arms[arm], "joints": [f"{arm}/{j}" for j in chain]}
+    return {**cfg, "arms": filled}
+
+
+@functools.lru_cache(maxsize=32)
+def _srdf_chain(urdf: str, srdf: str, group: str, where: str) -> tuple[str, ...]:
+    robot = read_urdf(resolve_resource(urdf, f"{where} (urdf)"), urdf)
+    return read_srdf(resolve_resource(srdf, f"{where} (srdf)"), robot, srdf).chain(group, where)

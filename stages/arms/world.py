@@ -17,6 +17,7 @@ from hardware.collision_matrix import compute_collision_matrix, default_cache_di
 from hardware.models.scene import build_scene, scene_settings
 from hardware.resources import plain_config
 from hardware.robot import RobotSpec
+from hardware.robot_settings import robot_settings
 from hardware.semantics import named_states, srdf_pairs
 from stages.arms.planning.checker import ClearanceChecker
 
@@ -88,7 +89,7 @@ def with_cell_home(robot: dict, scene: dict) -> dict:
         if arm not in arms:
             raise ConfigError(f"scene.cell.home.{arm}: robot {cfg.get('name')!r} has no arm {arm!r}; "
                               f"its arms: {', '.join(arms)}")
-        n = len(arms[arm].get("joints") or ())
+        n = len(robot_settings(cfg).arms[arm].joints)   # listed, or an SRDF group's
         if len(q) != n:
             raise ConfigError(f"scene.cell.home.{arm}: {len(q)} values for the arm's {n} joints")
     return {**cfg, "home": {**(cfg.get("home") or {}), **{a: list(q) for a, q in cell.home.items()}}}

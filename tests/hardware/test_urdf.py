@@ -120,6 +120,20 @@ def test_srdf_pairs_enter_the_collision_matrix_with_reason_srdf_and_the_comparis
         world.named_goal("down")
 
 
+def test_an_srdf_group_gives_an_arm_its_joints_and_a_wrong_one_names_the_key(tmp_path):
+    from hardware.robot_settings import robot_settings
+
+    robot = _tiny_robot(*_tiny(tmp_path))
+    robot["arms"]["a"] = {"group": "arm", "ee_site": "a/tool"}
+    assert robot_settings(robot).arms["a"].joints == ("a/j1", "a/j2")   # the chain, base to tip
+    robot["arms"]["a"]["group"] = "legs"
+    with pytest.raises(ConfigError, match=r"robot.arms.a.group: group 'legs' is not in .*tiny.srdf; groups"):
+        robot_settings(robot)
+    del robot["build"]["arms"]["a"]["srdf"]
+    with pytest.raises(ConfigError, match=r"robot.arms.a.group='legs': a planning group needs the arm's"):
+        robot_settings(robot)
+
+
 # ---------------------------------------------------------------------- bad input
 def test_a_mesh_that_does_not_resolve_names_the_file_the_link_and_the_uri(tmp_path):
     urdf, srdf = _tiny(tmp_path, mesh="nope.stl")
