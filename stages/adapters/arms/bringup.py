@@ -7,7 +7,8 @@ reject, hang}``, and every criterion is a parameter of the stage, e.g.
 ``pipeline.stages.bringup.synchronized.max_start_skew_s=0.001``.
 
 Writes ``bringup/report.md`` (step, criterion, measured, pass/fail), ``bringup/report.json``
-and ``bringup/states.npz`` (the physics recording on the simulator), and the metrics
+``bringup/states.npz`` (the physics recording on the simulator) and ``bringup/motion_bag/`` (a
+rosbag2: every trajectory sent, the states at 50 Hz), and the metrics
 ``bringup.<step>_pass`` / ``bringup.<step>_status`` plus every measured value. When a step
 fails the report is saved first, then the stage fails with an ``ExecutionError`` naming it.
 
@@ -32,8 +33,10 @@ from hardware.arms.ros2 import Ros2Connection
 from stages.api import Stage, StageContext, StageResult
 from stages.arms.execution.bringup import ArmLimitsSpec, BringUpProtocol, MarkedReal
 from stages.arms.execution.bringup_checks import motion_validator, touching_counter
+from stages.arms.execution.bringup_drivers import GoalLog, moves_of
 from stages.arms.execution.bringup_settings import BringUpSettings
 from stages.arms.execution.rig import hardware_settings, simulated_robot
+from stages.arms.recording.rosbag import BAG_STATE_RATE_HZ, write_motion_bag
 
 
 class BringUp(Stage):
@@ -70,6 +73,8 @@ class BringUp(Stage):
     def _run(self, ctx, world, names, drivers, sim) -> StageResult:
         if self.treat_as_real:
             drivers = {a: MarkedReal(d) for a, d in drivers.items()}
+        goals: list = []   # every trajectory sent, for the motion bag
+        drivers = {a: GoalLog(d, goals) for a, d in drivers.items()}
         arms = {a.name: ArmLimitsSpec.from_arm_spec(a) for a in world.robot.arms}
         protocol = BringUpProtocol(drivers, arms, self.settings, validate=motion_validator(world),
                                    count_touching=touching_counter(world), log=ctx.log)
@@ -86,6 +91,8 @@ class BringUp(Stage):
                                                 "positions": qpos[:, world.robot.qpos_indices()]
                                                 if len(qpos) else np.zeros((0, len(names))),
                                                 "joint_names": names}))
+                write_motion_bag(ctx.out_dir / "motion_bag", world, moves_of(goals), times, qpos, names,
+                                 state_rate_hz=BAG_STATE_RATE_HZ)
         ctx.log.info(report.summary())
         if not report.passed:
             raise ExecutionError(report.summary())

@@ -1,6 +1,6 @@
 """What bring-up puts around the arm drivers: a wrapper that marks a driver real, a tap that sees
-the shared start stamp, a thread that records every arm's state, a read that cannot hang, and a
-wait on the driver clock."""
+the shared start stamp, a log of the trajectories sent, a thread that records every arm's state, a
+read that cannot hang, and a wait on the driver clock."""
 
 from __future__ import annotations
 
@@ -37,6 +37,27 @@ class StampTap(DriverWrapper):
         self._on_stamp(float(start_stamp))
         self._on_goal()
         return self.inner.execute(trajectory, start_stamp, cancel, on_sent)
+
+
+class GoalLog(DriverWrapper):
+    """Passes through to ``inner`` and keeps every trajectory it was sent with its start stamp
+    (:func:`moves_of` groups them into the moves a motion bag holds)."""
+
+    def __init__(self, inner: ArmDriver, goals: list):
+        super().__init__(inner)
+        self._goals = goals
+
+    def execute(self, trajectory, start_stamp, cancel, on_sent=None) -> GoalResult:
+        self._goals.append((float(start_stamp), self.name, trajectory))
+        return self.inner.execute(trajectory, start_stamp, cancel, on_sent)
+
+
+def moves_of(goals: Sequence[tuple[float, str, Any]]) -> list[tuple[float, dict[str, Any]]]:
+    """(start stamp, each arm's trajectory) per shared start stamp, in the order they ran."""
+    moves: dict[float, dict[str, Any]] = {}
+    for stamp, arm, trajectory in goals:
+        moves.setdefault(stamp, {})[arm] = trajectory
+    return sorted(moves.items(), key=lambda m: m[0])
 
 
 class StateRecorder:

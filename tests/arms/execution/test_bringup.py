@@ -17,6 +17,7 @@ from stages.arms.execution.bringup import ArmLimitsSpec, BringUpProtocol, Marked
 from stages.arms.execution.bringup_settings import STEP_KEYS, BringUpSettings
 from stages.arms.world import build_world
 from tests.conftest import CONF
+from tests.recordings import check_motion_bag
 
 FAST = ["pipeline=bringup", "hardware.speed=4.0"]
 
@@ -53,6 +54,8 @@ def test_bringup_passes_on_the_clean_simulator(compose, tmp_path):
     states = np.load(run / "bringup" / "states.npz")
     moved = np.ptp(states["positions"], axis=0)
     assert moved.max() > 0.15   # the arms really moved (0.2 rad test motions)
+    cfg = compose([*FAST], run_dir=run)
+    check_motion_bag(run / "bringup" / "motion_bag", cfg, min_moves=4)   # each arm's 4 test motions
 
 
 @pytest.mark.parametrize("overrides, step, arm, why", [
