@@ -18,6 +18,7 @@ was tuned. :func:`tune_gains` tunes any follower's gains the same way, on a give
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -73,7 +74,7 @@ def follow_cost(metrics: Mapping[str, Any]) -> float:
 
 def with_gains(config: Mapping[str, Any], gains: Gains, values: Mapping[str, float]) -> dict[str, Any]:
     """A copy of the follower ``config`` (plain dicts) with ``values`` set at their keys."""
-    out = _copy(config)
+    out = copy.deepcopy(dict(config))
     for name, value in values.items():
         for key in gains[name][0]:
             node = out
@@ -139,10 +140,3 @@ def tune_gains(config: Mapping[str, Any], paths: Sequence[tuple[PathBundle, Entr
             exponent /= 2.0
     return TuneResult(kind, best, with_gains(config, gains, best), before, best_cost, tuple(log))
 
-
-def _copy(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {k: _copy(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_copy(v) for v in value]
-    return value
