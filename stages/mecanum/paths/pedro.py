@@ -27,11 +27,7 @@ Facts (sources read for facts only, nothing copied; commits are the snapshots re
   inverses, and ``InvertedFTCCoordinates`` and the Plus fork's FTC display turn by +90: no one
   turn is the convention.)
 
-Lines of degree 1-3 become one cubic each by exact degree elevation. A line of degree n > 3 is
-one cubic only if it is an elevated cubic; otherwise no cubic chain traces it exactly, so it is
-halved until each piece's cubic (same ends and end derivatives) is within ``tolerance_in`` by a
-rigorous bound (largest distance between the Bernstein control points of the piece and of its
-cubic elevated to degree n); ``tolerance_in=0`` refuses such a line with a :class:`PathError`.
+Lines become cubics in :mod:`stages.mecanum.paths.bezier_degree` (exact up to degree 3).
 """
 
 from __future__ import annotations
@@ -47,11 +43,16 @@ import numpy as np
 
 from core.artifacts import atomic_write_json
 from stages.mecanum.paths.bezier import JOIN_TOLERANCE_IN, CubicBezier, PathError
-from stages.mecanum.paths.heading import SEGMENT_HEADING_MODES, SegmentHeading, SegmentHeadingMode
+from stages.mecanum.paths.bezier_degree import EXACT_IN, as_cubics, hermite_cubic
+from stages.mecanum.paths.heading import (
+    SEGMENT_HEADING_MODES,
+    SegmentHeading,
+    SegmentHeadingMode,
+    short_turn,
+)
 from stages.mecanum.paths.settings import Segments
 
 CENTRE_IN = 72.0  # Pedro's field centre (its frame spans 0..144 in)
-EXACT_IN = 1e-9  # a cubic within this of an elevated line/quadratic is written as one
 SPLIT_TOLERANCE_IN = 1e-3  # default bound for lines of degree > 3 (well under path flatness)
 _MODE_FIELDS = {"linear": ("startDeg", "endDeg"), "constant": ("degrees",), "tangential": ()}
 _PALETTE = ("#5FA8D3", "#E07A5F", "#81B29A", "#F2CC8F", "#9C89B8", "#3D405B")
@@ -201,13 +202,13 @@ class FieldPath:
             if (a, b) == (0.0, 1.0) or h.mode == "constant":
                 out.append(h)
             elif h.mode == "linear":
-                turn = math.remainder(h.end_rad - h.start_rad, math.tau)  # the shorter way
+                turn = short_turn(h.start_rad, h.end_rad)
                 out.append(SegmentHeading("linear", h.start_rad + a * turn, h.start_rad + b * turn,
-                                       h.reverse))
+                                          h.reverse))
             else:
                 c = CubicBezier(np.array(seg))
                 out.append(SegmentHeading("tangential", _angle(c.start_direction()),
-                                       _angle(c.end_direction()), h.reverse))
+                                          _angle(c.end_direction()), h.reverse))
         return tuple(out)
 
 
@@ -215,51 +216,10 @@ def _angle(v: np.ndarray) -> float:
     return float(math.atan2(v[1], v[0]))
 
 
-def _hermite(p: np.ndarray) -> np.ndarray:
-    """The cubic with the ends and end derivatives of Bézier ``p`` (degree n ≥ 1); for n ≤ 3
-    this is exact degree elevation."""
-    n = len(p) - 1
-    return np.array([p[0], p[0] + n / 3 * (p[1] - p[0]), p[-1] - n / 3 * (p[-1] - p[-2]), p[-1]])
-
-
-def _elevate(p: np.ndarray, degree: int) -> np.ndarray:
-    while len(p) - 1 < degree:
-        m = len(p)  # new degree
-        i = np.arange(1, m)[:, None] / m
-        p = np.vstack([p[:1], i * p[:-1] + (1 - i) * p[1:], p[-1:]])
-    return p
-
-
-def _halves(p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    left, right, q = [p[0]], [p[-1]], p
-    while len(q) > 1:
-        q = (q[:-1] + q[1:]) / 2
-        left.append(q[0])
-        right.append(q[-1])
-    return np.array(left), np.array(right[::-1])
-
-
-def _cubics(p: np.ndarray, tol: float, where: str, a: float = 0.0, b: float = 1.0,
-            depth: int = 0) -> list[tuple[float, float, np.ndarray, float]]:
-    """(a, b, cubic, error bound) pieces tracing Bézier ``p`` over its parameters [a, b]."""
-    c = _hermite(p)
-    err = 0.0 if len(p) <= 4 else float(np.linalg.norm(_elevate(c, len(p) - 1) - p, axis=1).max())
-    if err <= max(tol, EXACT_IN):
-        return [(a, b, c, err if err > EXACT_IN else 0.0)]
-    n = len(p) - 1
-    if tol <= 0 or depth >= 30:
-        raise PathError(f"{where}: a Bézier of degree {n} ({n - 1} control points) cannot be one "
-                        f"cubic (it is up to {err:.3g} in from the nearest); pass tolerance_in > 0 "
-                        "to split it into cubics within that distance")
-    left, right = _halves(p)
-    m = (a + b) / 2
-    return _cubics(left, tol, where, a, m, depth + 1) + _cubics(right, tol, where, m, b, depth + 1)
-
-
 def _heading(pose: PedroPose, start_dir: np.ndarray, end_dir: np.ndarray) -> SegmentHeading:
     if pose.heading == "linear":
         return SegmentHeading("linear", heading_to_field(pose.start_deg), heading_to_field(pose.end_deg),
-                           pose.reverse)
+                              pose.reverse)
     if pose.heading == "constant":
         h = heading_to_field(pose.degrees)
         return SegmentHeading("constant", h, h, pose.reverse)
@@ -275,7 +235,7 @@ def to_segments(pp: PedroPath, tolerance_in: float = SPLIT_TOLERANCE_IN) -> Fiel
     for i, line in enumerate(pp.lines):
         pts = [prev] + [to_field(*c) for c in line.control_points]
         pts.append(to_field(line.end.x, line.end.y))
-        pieces = _cubics(np.array(pts), tolerance_in, f"{pp.name}: lines[{i}]")
+        pieces = as_cubics(np.array(pts), tolerance_in, f"{pp.name}: lines[{i}]")
         for a, b, c, _ in pieces:
             segments.append(tuple((float(x), float(y)) for x, y in c))
             owners.append(i)
@@ -308,7 +268,7 @@ def _control_points(c: np.ndarray) -> list[np.ndarray]:
     if max(np.hypot(*(p1 - (p0 + (p3 - p0) / 3))), np.hypot(*(p2 - (p3 - (p3 - p0) / 3)))) <= EXACT_IN:
         return []
     q = (p0 + 1.5 * (p1 - p0) + p3 + 1.5 * (p2 - p3)) / 2
-    if np.abs(_hermite(np.array([p0, q, p3])) - c).max() <= EXACT_IN / 2:
+    if np.abs(hermite_cubic(np.array([p0, q, p3])) - c).max() <= EXACT_IN / 2:
         return [q]
     return [p1, p2]
 
