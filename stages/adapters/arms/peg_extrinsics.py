@@ -73,7 +73,7 @@ class PegExtrinsics(Stage):
             ctx.metrics.update({**calibration.spots.counts(), "stamp_retries": rig.stamp_retries})
             ctx.save("spots.json", JsonFile(calibration.spots.record()))   # kept on failure
             record_calibration_motion(ctx.recorder, world, *rig.sim.recorded())
-            joints = [j for arm in world.robot.arms for j in arm.joints]
+            joints = world.robot.joint_names()
             write_motion_bag(ctx.out_dir / "motion_bag", world, rig.moves, *rig.sim.recorded(), joints,
                              state_rate_hz=BAG_STATE_RATE_HZ)
         try:

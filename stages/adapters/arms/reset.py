@@ -46,7 +46,7 @@ class Reset(Stage):
                                              "failures": outcome.failures}))
         for name, image in run.pictures.items():
             ctx.save(name, PngImage(image))
-        joints = [j for arm in world.robot.arms for j in arm.joints]
+        joints = world.robot.joint_names()
         write_motion_bag(ctx.out_dir / "motion_bag", world, run.moves, run.times_s, run.qpos, joints)
         fps = self.settings.fps
         if self.settings.video and len(run.times_s):

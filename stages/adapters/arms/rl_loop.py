@@ -48,7 +48,7 @@ class RLLoop(Stage):
                           self.policy.make(ctx.seed), ctx.seed, ctx.rng, ctx.log, ctx.metrics,
                           ctx.progress, save)
         record_rl_loop(ctx.recorder, world, run)
-        joints = [j for arm in world.robot.arms for j in arm.joints]
+        joints = world.robot.joint_names()
         write_motion_bag(ctx.out_dir / "motion_bag", world, run.moves, run.times_s, run.qpos, joints,
                          state_rate_hz=BAG_STATE_RATE_HZ)
         summary = summarize(run.records)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,7 @@ from stages.mecanum.paths.build import (
     validated_chain,
 )
 from stages.mecanum.paths.bundle import PathBundle
-from stages.mecanum.paths.heading import headings_at
+from stages.mecanum.paths.heading import start_heading
 from stages.mecanum.paths.pedro import PedroFile, path_from_pp
 from stages.mecanum.paths.settings import PathSettings
 from stages.mecanum.recording import record_field, record_path
@@ -68,21 +69,17 @@ class BuildPath(Stage):
         flat = bundle.flat
         files = {"path.json": JsonFile(path_summary(bundle)),
                  "flat.npz": NpzFile({"points_in": flat.points, "source_u": flat.source_u}),
-                 f"{bundle.name}.pp": self._pp(self.chain)}   # the path back out, for Pedro's visualizer
+                 f"{bundle.name}.pp": self._pp(bundle.original, bundle.headings)}   # for the visualizer
         if bundle.relax is not None and bundle.relax.shift_in > 0:   # what this follower drives
-            files[f"{bundle.name}_relaxed.pp"] = self._pp(bundle.chain)
+            files[f"{bundle.name}_relaxed.pp"] = self._pp(bundle.chain, bundle.headings)
         metrics = {**path_metrics(bundle, self.settings),   # the .pp written, read back: how far off
                    "pp_round_trip_in": files[f"{bundle.name}.pp"].round_trip_in()}
         return StageResult(outputs={"path": bundle}, metrics=metrics, files=files)
 
-    def _pp(self, chain) -> PedroFile:
+    def _pp(self, chain, headings) -> PedroFile:
+        """``chain`` as a .pp with the path's ``headings`` (one per segment; none: tangential)."""
         segments = tuple(tuple(map(tuple, seg.p.tolist())) for seg in chain.segments)
-        headings = self.settings.headings or None
-        if headings is not None and chain.dropped:
-            headings = tuple(h for i, h in enumerate(headings) if i not in chain.dropped)
-        start = self.settings.headings[0] if self.settings.headings else None
         d = chain.segments[0].start_direction()
-        start_rad = float(headings_at([start], np.zeros(1), np.array([np.arctan2(d[1], d[0])]))[0]) \
-            if start is not None else float(np.arctan2(d[1], d[0]))
         same_lines = self.pedro is not None and len(self.pedro.lines) == len(segments)
-        return PedroFile(segments, headings, start_rad, self.pedro if same_lines else None)
+        return PedroFile(segments, headings or None, start_heading(headings, math.atan2(d[1], d[0])),
+                         self.pedro if same_lines else None)

@@ -20,7 +20,7 @@ from stages.mecanum.control.roadrunner import RoadRunnerFollower
 from stages.mecanum.control.scheduler import HeadingFn, constant_heading, segment_heading, tangent_heading
 from stages.mecanum.control.settings import FollowerSettings
 from stages.mecanum.paths.bezier import BezierChain
-from stages.mecanum.paths.heading import SegmentHeading, headings_at
+from stages.mecanum.paths.heading import SegmentHeading, start_heading
 from stages.mecanum.paths.precompute import EntrySpeedTable
 
 
@@ -52,7 +52,5 @@ def start_pose_of(table: EntrySpeedTable, offset=(0.0, 0.0, 0.0),
     """The path's start point, facing along its first segment (or as the path's own
     ``headings`` say at its start), plus an offset."""
     d = table.directions[0]
-    facing = math.atan2(d[1], d[0])
-    if headings:
-        facing = float(headings_at(headings, np.zeros(1), np.array([facing]))[0])
+    facing = start_heading(headings, math.atan2(d[1], d[0]))
     return np.r_[table.points_in[0], facing] + np.asarray(offset, dtype=float)

@@ -66,6 +66,14 @@ def headings_at(headings: Sequence[SegmentHeading], u: np.ndarray, tangent_rad: 
     return np.unwrap(out)
 
 
+def start_heading(headings: Sequence[SegmentHeading], tangent_rad: float) -> float:
+    """Where the robot faces at the path's start: the first segment's heading there (``tangent_rad``:
+    the path's direction at its start), or along the path without headings."""
+    if not headings:
+        return float(tangent_rad)
+    return float(headings_at(headings, np.zeros(1), np.array([tangent_rad]))[0])
+
+
 def heading_profile(headings: Sequence[SegmentHeading], s_in: np.ndarray, u: np.ndarray,
                     tangent_rad: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Heading and its rate along the path (rad, rad/in) at arc lengths ``s_in`` where the
